@@ -1,0 +1,1 @@
+//! criterion benches for shmemplus (see `benches/benches`).

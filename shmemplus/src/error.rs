@@ -1,0 +1,118 @@
+//! The library's error type. Owns the error vocabulary and its messages; every message
+//! says what went wrong and what to do. It must not hold recovery logic.
+
+use std::io;
+
+/// Everything that can go wrong in a shmemplus call.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The launcher options or environment describe an impossible job shape.
+    #[error("bad topology: {0}")]
+    BadTopology(String),
+    /// The environment set by the launcher is missing or malformed.
+    #[error("bad launch environment: {0} (start the program with shmemrun, or without any SHMEMPLUS_* variables for a one-PE job)")]
+    BadEnvironment(String),
+    /// A configuration variable has a value that cannot be used.
+    #[error("bad value for {var}: {why}")]
+    BadConfig {
+        /// The environment variable.
+        var: &'static str,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// Talking to the launcher failed during start-up.
+    #[error("bootstrap failed: {0}")]
+    Bootstrap(String),
+    /// An operating-system call failed.
+    #[error("{what}: {source}")]
+    Os {
+        /// What the library was doing.
+        what: String,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// `init` was called while a handle is alive, or after the job was finalized.
+    #[error("shmemplus is already initialized in this process (one init per process; clone the handle to share it)")]
+    AlreadyInitialized,
+    /// The handle was finalized; no further calls are possible.
+    #[error("shmemplus was finalized; no call may follow finalize")]
+    Finalized,
+    /// A PE number outside `0..n_pes`.
+    #[error("invalid PE {pe}: this job has PEs 0..{n_pes}")]
+    InvalidPe {
+        /// The PE asked for.
+        pe: u32,
+        /// Number of PEs in the job.
+        n_pes: u32,
+    },
+    /// An element range that does not fit in the symmetric object.
+    #[error("out of bounds: elements {start}..{end} of a symmetric object of {len} elements")]
+    OutOfBounds {
+        /// First element of the access.
+        start: usize,
+        /// One past the last element of the access.
+        end: usize,
+        /// Length of the object in elements.
+        len: usize,
+    },
+    /// A place that is not available in this build or job.
+    #[error("place {0} is not available: only Cpu memory exists until the FPGA boards land")]
+    PlaceUnavailable(String),
+    /// The symmetric heap has no room for the allocation.
+    #[error("symmetric heap exhausted: {requested} bytes requested, largest free block {largest_free} of {heap} bytes; raise SHMEM_SYMMETRIC_SIZE")]
+    HeapExhausted {
+        /// Bytes asked for (after alignment).
+        requested: usize,
+        /// The largest free block.
+        largest_free: usize,
+        /// The heap size.
+        heap: usize,
+    },
+    /// PEs made different collective calls (sizes, order or kind).
+    #[error("non-symmetric collective call: {0}")]
+    NonSymmetric(String),
+    /// A symmetric object used with a handle or job it does not belong to.
+    #[error("symmetric object does not belong to this job or was freed")]
+    ForeignObject,
+    /// A peer PE is gone.
+    #[error("PE {pe} is lost: {why}")]
+    PeLost {
+        /// The lost PE.
+        pe: u32,
+        /// What was observed.
+        why: String,
+    },
+    /// An active message named a handler that is not registered on the target.
+    #[error("no active-message handler {handler} is registered on PE {pe}")]
+    NoHandler {
+        /// The handler id.
+        handler: u16,
+        /// The target PE.
+        pe: u32,
+    },
+    /// An active message was malformed or refused by the target.
+    #[error("active message failed on PE {pe}: {why}")]
+    AmFailed {
+        /// The target PE.
+        pe: u32,
+        /// The target's reason.
+        why: String,
+    },
+    /// An argument outside what the call accepts.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+impl Error {
+    pub(crate) fn os(what: impl Into<String>, source: impl Into<io::Error>) -> Error {
+        Error::Os {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// Shorthand for results of shmemplus calls.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
