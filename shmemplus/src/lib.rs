@@ -1,8 +1,37 @@
-//! shmemplus: a SHMEM+ style PGAS communication library (see the crate README).
+//! shmemplus: a SHMEM+ style PGAS communication library for reconfigurable (CPU + FPGA)
+//! clusters, simulated on one machine.
+//!
+//! An SPMD program runs as N processes (PEs) started by `shmemrun`. Each PE allocates
+//! *symmetric objects* collectively and reads and writes any PE's copy with one-sided
+//! `put`/`get`; `quiet`, `fence` and `barrier_all` order and complete them. Today the
+//! address space holds each PE's CPU heap; FPGA board memory ([`Place::Fpga`]) arrives
+//! with the boards.
+//!
+//! ```
+//! let shmem = shmemplus::init()?;            // a one-PE job without a launcher
+//! let x = shmem.alloc::<i64>(16, shmemplus::Place::Cpu)?;
+//! shmem.put(&x, 0, &[1, 2, 3], shmem.my_pe())?;
+//! shmem.barrier_all()?;
+//! assert_eq!(shmem.g(&x, 2, shmem.my_pe())?, 3);
+//! # Ok::<(), shmemplus::Error>(())
+//! ```
+//!
+//! Two conduits carry put/get between CPU heaps: `shm` (default; a same-host peer's
+//! heap is mapped, a put is a copy) and `am` (`SHMEMPLUS_CONDUIT=am`; every transfer is
+//! an active message served by the target's progress thread).
 
+mod am;
+mod bootstrap;
+pub mod config;
 pub mod error;
+mod heap;
 pub mod launch;
+mod segment;
+mod shmem;
+mod sync;
 mod topology;
 
+pub use config::{Conduit, Config};
 pub use error::{Error, Result};
+pub use shmem::{init, Place, Shmem, SymVec};
 pub use topology::Topology;

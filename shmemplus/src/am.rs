@@ -1,0 +1,689 @@
+//! The active-message layer: fixed binary headers plus raw payloads carried by
+//! single-producer/single-consumer rings in shared memory, a table of handlers, the
+//! per-PE progress thread that serves requests, and the pending-operation table that
+//! replies complete.
+//!
+//! Rings: for every ordered pair (s, d) there is a *request* ring s -> d and a *reply*
+//! ring s -> d, both in d's segment (the consumer's). Requests are served by d's
+//! progress thread; replies are drained by whichever thread of d holds the reply pump
+//! (its progress thread, or a user thread waiting for a completion). Handlers never
+//! send requests, only replies, and every thread that waits for ring space keeps
+//! draining replies, so two PEs replying to each other cannot deadlock. Records on a
+//! ring are served in order, so AMs from one PE to another are delivered in order.
+//!
+//! This module owns the transport of AMs and the built-in handlers for RMA on the CPU
+//! heap (put, get, flush) and echo. It must not decide *which* conduit a transfer uses
+//! (that is `rma`) nor wait by itself in ways other than `sync::WaitPolicy`.
+
+use crate::error::Error;
+use crate::segment::{JobSegments, RingHeader};
+use crate::sync::{notify, WaitPolicy};
+use bytemuck::{Pod, Zeroable};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
+
+/// Record flag: padding to the end of the ring; skip it.
+const F_PAD: u16 = 1;
+/// Record flag: a reply (carries the request's token).
+const F_REPLY: u16 = 2;
+/// Record flag: the reply reports an error; the payload is its message.
+const F_ERROR: u16 = 4;
+/// Record flag: last record of a reply.
+const F_LAST: u16 = 8;
+
+/// Built-in handler: write the payload at heap offset `args[0]`.
+pub const H_PUT: u16 = 1;
+/// Built-in handler: reply with `args[1]` bytes from heap offset `args[0]`.
+pub const H_GET: u16 = 2;
+/// Built-in handler: reply once every earlier request from the sender is applied;
+/// the reply is an error if one of those puts failed.
+pub const H_FLUSH: u16 = 3;
+/// Built-in handler: reply with the request's payload (AM round-trip measurements).
+pub const H_ECHO: u16 = 4;
+/// First handler id of user handlers; user id `u` is table slot `USER_BASE + u`.
+pub const USER_BASE: u16 = 16;
+/// Number of user handler ids (`0..USER_HANDLERS`).
+pub const USER_HANDLERS: u16 = 64;
+
+/// The fixed binary header of every AM record (64 bytes, little-endian host layout:
+/// the rings never leave the host).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable, PartialEq, Eq)]
+pub struct AmHeader {
+    /// Bytes of this record in the ring: header + payload, rounded up to 8.
+    pub len: u32,
+    /// `F_*` flags.
+    pub flags: u16,
+    /// Handler id (table slot).
+    pub handler: u16,
+    /// The sending PE.
+    pub src_pe: u32,
+    /// Bytes of payload after the header.
+    pub payload_len: u32,
+    /// Matches replies to their request; 0 = no reply wanted.
+    pub token: u64,
+    /// Handler arguments (offsets, lengths).
+    pub args: [u64; 4],
+    _reserved: u64,
+}
+
+const HDR: usize = size_of::<AmHeader>();
+
+impl AmHeader {
+    /// A request header for `handler` with `args`.
+    pub fn request(handler: u16, token: u64, args: [u64; 4]) -> AmHeader {
+        AmHeader {
+            handler,
+            token,
+            args,
+            ..AmHeader::zeroed()
+        }
+    }
+}
+
+/// A view of one SPSC ring.
+struct Ring<'a> {
+    hdr: &'a RingHeader,
+    data: *mut u8,
+    cap: u64,
+}
+
+impl<'a> Ring<'a> {
+    fn of(segs: &'a JobSegments, owner: usize, index: usize) -> Ring<'a> {
+        let seg = &segs.segs[owner];
+        let (hdr, data) = seg.ring(index);
+        Ring {
+            hdr,
+            data,
+            cap: seg.layout().ring_bytes as u64,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.hdr.head.load(Ordering::Acquire) == self.hdr.tail.load(Ordering::Acquire)
+    }
+
+    /// Appends one record if there is room. Only the producer PE calls this, under its
+    /// process-local producer lock for this ring.
+    fn try_push(&self, mut h: AmHeader, payload: &[u8]) -> bool {
+        let rec = (HDR + payload.len()).next_multiple_of(8) as u64;
+        debug_assert!(rec <= self.cap);
+        let mut tail = self.hdr.tail.load(Ordering::Relaxed);
+        let head = self.hdr.head.load(Ordering::Acquire);
+        let pos = tail % self.cap;
+        let contiguous = self.cap - pos;
+        if rec > contiguous {
+            // Pad to the end of the ring, then place the record at its start.
+            if tail + contiguous + rec - head > self.cap {
+                return false;
+            }
+            let pad = AmHeader {
+                len: contiguous as u32,
+                flags: F_PAD,
+                ..AmHeader::zeroed()
+            };
+            // SAFETY: bytes [pos, cap) are free (checked above) and owned by the
+            // producer until the tail store below publishes them; contiguous >= 8 and
+            // a pad record only needs its first 8 bytes (len, flags) to be read.
+            unsafe { write_header_prefix(self.data.add(pos as usize), &pad, contiguous as usize) };
+            tail += contiguous;
+        } else if tail + rec - head > self.cap {
+            return false;
+        }
+        let pos = (tail % self.cap) as usize;
+        h.len = rec as u32;
+        h.payload_len = payload.len() as u32;
+        // SAFETY: [pos, pos + rec) is free ring space owned by the producer (room was
+        // checked against `head`, and the record does not wrap); the Release store of
+        // the tail publishes it to the consumer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytemuck::bytes_of(&h).as_ptr(), self.data.add(pos), HDR);
+            std::ptr::copy_nonoverlapping(
+                payload.as_ptr(),
+                self.data.add(pos + HDR),
+                payload.len(),
+            );
+        }
+        self.hdr.tail.store(tail + rec, Ordering::Release);
+        true
+    }
+
+    /// The oldest record, if any: its header and its payload in place. Only the
+    /// consumer calls this; the payload stays valid until `advance`.
+    fn peek(&self) -> Option<(AmHeader, &[u8])> {
+        loop {
+            let head = self.hdr.head.load(Ordering::Relaxed);
+            let tail = self.hdr.tail.load(Ordering::Acquire);
+            if head == tail {
+                return None;
+            }
+            let pos = (head % self.cap) as usize;
+            // SAFETY: [head, tail) was published by the producer's Release store of
+            // the tail, which we loaded with Acquire; the producer does not touch
+            // these bytes until we advance the head past them. A record never wraps.
+            let h: AmHeader = unsafe {
+                let mut h = AmHeader::zeroed();
+                let avail = (self.cap as usize - pos).min(HDR);
+                std::ptr::copy_nonoverlapping(
+                    self.data.add(pos),
+                    bytemuck::bytes_of_mut(&mut h).as_mut_ptr(),
+                    avail,
+                );
+                h
+            };
+            if h.flags & F_PAD != 0 {
+                self.hdr
+                    .head
+                    .store(head + u64::from(h.len), Ordering::Release);
+                continue;
+            }
+            // SAFETY: as above; payload_len was written by the producer together with
+            // the header and lies inside the record.
+            let payload = unsafe {
+                std::slice::from_raw_parts(self.data.add(pos + HDR), h.payload_len as usize)
+            };
+            return Some((h, payload));
+        }
+    }
+
+    /// Releases the record returned by the last `peek`.
+    fn advance(&self, h: &AmHeader) {
+        let head = self.hdr.head.load(Ordering::Relaxed);
+        self.hdr
+            .head
+            .store(head + u64::from(h.len), Ordering::Release);
+    }
+}
+
+/// Writes the first `min(len, HDR)` bytes of `h` at `dst`.
+///
+/// # Safety
+/// `dst..dst+min(len, HDR)` must be writable memory owned by the caller.
+unsafe fn write_header_prefix(dst: *mut u8, h: &AmHeader, len: usize) {
+    // SAFETY: forwarded to the caller.
+    unsafe { std::ptr::copy_nonoverlapping(bytemuck::bytes_of(h).as_ptr(), dst, len.min(HDR)) }
+}
+
+/// An incoming request as a handler sees it.
+pub struct Incoming<'a> {
+    /// The sending PE.
+    pub src: usize,
+    /// Its header.
+    pub header: AmHeader,
+    /// Its payload, in the ring (valid during the handler only).
+    pub payload: &'a [u8],
+}
+
+/// A table entry: runs on the progress thread of the target PE.
+pub type Handler = Arc<dyn Fn(&AmEngine, Incoming<'_>) + Send + Sync>;
+
+/// A user handler: gets the sender's PE and the payload, returns the reply payload or
+/// an error message. Runs on the target's progress thread: it must not block on other
+/// shmemplus operations.
+pub type UserHandler = dyn Fn(u32, &[u8]) -> Result<Vec<u8>, String> + Send + Sync;
+
+/// An operation waiting for its reply.
+struct Pending {
+    /// Where GET data lands (address, length), or none for replies kept in `data`.
+    dst: Option<(usize, usize)>,
+    data: Mutex<Vec<u8>>,
+    error: Mutex<Option<String>>,
+    done: AtomicBool,
+}
+
+/// Everything of the AM layer one PE owns.
+pub struct AmEngine {
+    segs: Arc<JobSegments>,
+    policy: WaitPolicy,
+    /// Producer locks: request ring me -> d, reply ring me -> d.
+    request_locks: Vec<Mutex<()>>,
+    reply_locks: Vec<Mutex<()>>,
+    reply_pump: Mutex<()>,
+    pending: Mutex<HashMap<u64, Arc<Pending>>>,
+    next_token: AtomicU64,
+    handlers: Vec<OnceLock<Handler>>,
+    /// Per target: puts sent since the last flush.
+    unflushed: Vec<AtomicBool>,
+    /// Per source: puts from it that failed here since its last flush.
+    failed_puts: Vec<Mutex<Option<String>>>,
+    shutdown: AtomicBool,
+}
+
+impl AmEngine {
+    /// Creates the engine with the built-in handlers registered.
+    pub fn new(segs: Arc<JobSegments>, policy: WaitPolicy) -> AmEngine {
+        let n = segs.n();
+        let engine = AmEngine {
+            segs,
+            policy,
+            request_locks: (0..n).map(|_| Mutex::new(())).collect(),
+            reply_locks: (0..n).map(|_| Mutex::new(())).collect(),
+            reply_pump: Mutex::new(()),
+            pending: Mutex::new(HashMap::new()),
+            next_token: AtomicU64::new(1),
+            handlers: (0..(USER_BASE + USER_HANDLERS))
+                .map(|_| OnceLock::new())
+                .collect(),
+            unflushed: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            failed_puts: (0..n).map(|_| Mutex::new(None)).collect(),
+            shutdown: AtomicBool::new(false),
+        };
+        let builtins: [(u16, Handler); 4] = [
+            (H_PUT, Arc::new(handle_put)),
+            (H_GET, Arc::new(handle_get)),
+            (H_FLUSH, Arc::new(handle_flush)),
+            (H_ECHO, Arc::new(handle_echo)),
+        ];
+        for (id, h) in builtins {
+            let _ = engine.handlers[id as usize].set(h);
+        }
+        engine
+    }
+
+    fn me(&self) -> usize {
+        self.segs.me
+    }
+
+    fn n(&self) -> usize {
+        self.segs.n()
+    }
+
+    /// Largest payload of one record: a quarter of a ring, so several are in flight.
+    pub fn max_payload(&self) -> usize {
+        self.segs.mine().layout().ring_bytes / 4 - HDR
+    }
+
+    /// Registers user handler `id` (`0..USER_HANDLERS`). Every PE should register the
+    /// same handlers before any PE sends to them; a request for an unregistered id gets
+    /// an error reply.
+    pub fn register_user(&self, id: u16, f: Box<UserHandler>) -> Result<(), Error> {
+        if id >= USER_HANDLERS {
+            return Err(Error::InvalidArgument(format!(
+                "active-message handler id {id} is out of range 0..{USER_HANDLERS}"
+            )));
+        }
+        let h: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
+            let out = f(m.src as u32, m.payload);
+            engine.reply_result(m.src, m.header.token, out);
+        });
+        self.handlers[(USER_BASE + id) as usize]
+            .set(h)
+            .map_err(|_| {
+                Error::InvalidArgument(format!("active-message handler {id} is already registered"))
+            })
+    }
+
+    /// Sends one record to `to` on the request or reply ring, waiting for room (and
+    /// draining replies meanwhile).
+    fn send(&self, to: usize, reply: bool, mut h: AmHeader, payload: &[u8]) {
+        let me = self.me();
+        h.src_pe = me as u32;
+        if reply {
+            h.flags |= F_REPLY;
+        }
+        let (index, lock) = if reply {
+            (self.n() + me, &self.reply_locks[to])
+        } else {
+            (me, &self.request_locks[to])
+        };
+        let ring = Ring::of(&self.segs, to, index);
+        {
+            let _g = lock.lock().unwrap_or_else(|p| p.into_inner());
+            if !ring.try_push(h, payload) {
+                let space = &self.segs.mine().control().space_signal;
+                self.policy
+                    .wait(space, || ring.try_push(h, payload), || self.pump_replies());
+            }
+        }
+        notify(&self.segs.segs[to].control().progress_signal);
+    }
+
+    fn new_pending(&self, dst: Option<(usize, usize)>) -> (u64, Arc<Pending>) {
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        let p = Arc::new(Pending {
+            dst,
+            data: Mutex::new(Vec::new()),
+            error: Mutex::new(None),
+            done: AtomicBool::new(false),
+        });
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(token, p.clone());
+        (token, p)
+    }
+
+    /// Waits for a pending operation, then removes it and returns its reply payload.
+    fn finish(&self, to: usize, token: u64, p: &Pending) -> Result<Vec<u8>, Error> {
+        let signal = &self.segs.mine().control().user_signal;
+        self.policy.wait(
+            signal,
+            || p.done.load(Ordering::Acquire),
+            || self.pump_replies(),
+        );
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&token);
+        if let Some(why) = p.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(Error::AmFailed { pe: to as u32, why });
+        }
+        Ok(std::mem::take(
+            &mut *p.data.lock().unwrap_or_else(|e| e.into_inner()),
+        ))
+    }
+
+    /// Sends a request to user handler `id` on PE `to` and waits for its reply.
+    pub fn request(&self, to: usize, handler: u16, payload: &[u8]) -> Result<Vec<u8>, Error> {
+        if payload.len() > self.max_payload() {
+            return Err(Error::InvalidArgument(format!(
+                "active-message payload of {} bytes exceeds the limit of {} (SHMEMPLUS_AM_RING / 4 - 64)",
+                payload.len(),
+                self.max_payload()
+            )));
+        }
+        let (token, p) = self.new_pending(None);
+        self.send(
+            to,
+            false,
+            AmHeader::request(handler, token, [0; 4]),
+            payload,
+        );
+        self.finish(to, token, &p)
+    }
+
+    /// Puts `src` at heap offset `offset` of PE `to` through AMs. Returns when `src`
+    /// may be reused; completion at the target is `quiet`'s business.
+    pub fn put(&self, to: usize, offset: usize, src: &[u8]) {
+        let chunk = self.max_payload();
+        for (i, piece) in src.chunks(chunk).enumerate() {
+            let h = AmHeader::request(H_PUT, 0, [(offset + i * chunk) as u64, 0, 0, 0]);
+            self.send(to, false, h, piece);
+        }
+        if !src.is_empty() {
+            self.unflushed[to].store(true, Ordering::Release);
+        }
+    }
+
+    /// Gets `dst.len()` bytes from heap offset `offset` of PE `to` through AMs.
+    pub fn get(&self, to: usize, offset: usize, dst: &mut [u8]) -> Result<(), Error> {
+        let (token, p) = self.new_pending(Some((dst.as_mut_ptr() as usize, dst.len())));
+        let h = AmHeader::request(H_GET, token, [offset as u64, dst.len() as u64, 0, 0]);
+        self.send(to, false, h, &[]);
+        // `dst` stays borrowed (and untouched by us) until `finish` has seen the last
+        // reply, so the pump's writes into it cannot race with the caller.
+        self.finish(to, token, &p).map(|_| ())
+    }
+
+    /// Completes every put sent so far: flushes each target that has unflushed puts
+    /// and waits for all their acknowledgements.
+    pub fn quiet(&self) -> Result<(), Error> {
+        let mut waits = Vec::new();
+        for to in 0..self.n() {
+            if self.unflushed[to].swap(false, Ordering::AcqRel) {
+                let (token, p) = self.new_pending(None);
+                self.send(to, false, AmHeader::request(H_FLUSH, token, [0; 4]), &[]);
+                waits.push((to, token, p));
+            }
+        }
+        let mut first_err = None;
+        for (to, token, p) in waits {
+            if let Err(e) = self.finish(to, token, &p) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Sends a reply to a request (possibly in several records), or nothing if the
+    /// request wanted none.
+    fn reply_result(&self, to: usize, token: u64, out: Result<Vec<u8>, String>) {
+        if token == 0 {
+            return;
+        }
+        match out {
+            Ok(data) => self.reply_data(to, token, &data),
+            Err(why) => self.reply_error(to, token, &why),
+        }
+    }
+
+    fn reply_data(&self, to: usize, token: u64, data: &[u8]) {
+        let chunk = self.max_payload();
+        let mut off = 0;
+        loop {
+            let end = (off + chunk).min(data.len());
+            let mut h = AmHeader::request(0, token, [off as u64, data.len() as u64, 0, 0]);
+            if end == data.len() {
+                h.flags |= F_LAST;
+            }
+            self.send(to, true, h, &data[off..end]);
+            if end == data.len() {
+                return;
+            }
+            off = end;
+        }
+    }
+
+    fn reply_error(&self, to: usize, token: u64, why: &str) {
+        let mut h = AmHeader::request(0, token, [0; 4]);
+        h.flags |= F_ERROR | F_LAST;
+        let msg = &why.as_bytes()[..why.len().min(self.max_payload())];
+        self.send(to, true, h, msg);
+    }
+
+    /// Drains every reply ring of this PE, completing pending operations. Returns
+    /// whether anything was drained. Only one thread pumps at a time; others return.
+    pub fn pump_replies(&self) -> bool {
+        let Ok(_g) = self.reply_pump.try_lock() else {
+            return false;
+        };
+        let (me, n) = (self.me(), self.n());
+        let mut did = false;
+        let mut completed = false;
+        for src in 0..n {
+            let ring = Ring::of(&self.segs, me, n + src);
+            while let Some((h, payload)) = ring.peek() {
+                completed |= self.complete(&h, payload);
+                ring.advance(&h);
+                notify(&self.segs.segs[src].control().space_signal);
+                did = true;
+            }
+        }
+        if completed {
+            notify(&self.segs.mine().control().user_signal);
+        }
+        did
+    }
+
+    /// Applies one reply record; returns whether it completed its operation.
+    fn complete(&self, h: &AmHeader, payload: &[u8]) -> bool {
+        let p = {
+            let table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            match table.get(&h.token) {
+                Some(p) => p.clone(),
+                None => {
+                    tracing::warn!(token = h.token, "reply for an unknown operation dropped");
+                    return false;
+                }
+            }
+        };
+        if h.flags & F_ERROR != 0 {
+            *p.error.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(String::from_utf8_lossy(payload).into_owned());
+        } else {
+            let at = h.args[0] as usize;
+            match p.dst {
+                Some((addr, len)) => {
+                    if at.checked_add(payload.len()).is_some_and(|end| end <= len) {
+                        // SAFETY: `addr..addr+len` is the caller's `&mut [u8]` in
+                        // `get`, kept borrowed and untouched until `done` is set below;
+                        // the range was bounds-checked just above.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                payload.as_ptr(),
+                                (addr as *mut u8).add(at),
+                                payload.len(),
+                            )
+                        }
+                    } else {
+                        *p.error.lock().unwrap_or_else(|e| e.into_inner()) =
+                            Some("reply larger than the destination".into());
+                    }
+                }
+                None => p
+                    .data
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(payload),
+            }
+        }
+        if h.flags & F_LAST != 0 {
+            p.done.store(true, Ordering::Release);
+            return true;
+        }
+        false
+    }
+
+    /// Serves every request waiting in this PE's request rings. Returns whether any
+    /// was served.
+    fn serve_requests(&self) -> bool {
+        let (me, n) = (self.me(), self.n());
+        let mut did = false;
+        for src in 0..n {
+            let ring = Ring::of(&self.segs, me, src);
+            // Bounded batch per ring keeps service fair between senders.
+            for _ in 0..64 {
+                let Some((h, payload)) = ring.peek() else {
+                    break;
+                };
+                match self.handlers.get(h.handler as usize).and_then(|s| s.get()) {
+                    Some(handler) => handler(
+                        self,
+                        Incoming {
+                            src,
+                            header: h,
+                            payload,
+                        },
+                    ),
+                    None => self.reply_result(
+                        src,
+                        h.token,
+                        Err(format!(
+                            "no active-message handler {} is registered",
+                            h.handler
+                        )),
+                    ),
+                }
+                ring.advance(&h);
+                notify(&self.segs.segs[src].control().space_signal);
+                did = true;
+            }
+        }
+        did
+    }
+
+    fn has_inbound(&self) -> bool {
+        let (me, n) = (self.me(), self.n());
+        (0..2 * n).any(|i| !Ring::of(&self.segs, me, i).is_empty())
+    }
+
+    /// The progress thread's loop: serve requests, drain replies, sleep when idle.
+    fn progress_loop(&self) {
+        let signal = &self.segs.mine().control().progress_signal;
+        let idle = WaitPolicy {
+            spin: self.policy.spin.min(std::time::Duration::from_micros(20)),
+            yield_for: self.policy.yield_for,
+        };
+        while !self.shutdown.load(Ordering::Acquire) {
+            let a = self.serve_requests();
+            let b = self.pump_replies();
+            if !(a || b) {
+                idle.wait(
+                    signal,
+                    || self.shutdown.load(Ordering::Acquire) || self.has_inbound(),
+                    || false,
+                );
+            }
+        }
+    }
+
+    /// Starts the progress thread of this PE.
+    pub fn start(self: &Arc<Self>) -> Result<JoinHandle<()>, Error> {
+        let me = self.clone();
+        std::thread::Builder::new()
+            .name(format!("shmemplus-progress-{}", self.me()))
+            .spawn(move || me.progress_loop())
+            .map_err(|e| Error::os("starting the progress thread", e))
+    }
+
+    /// Asks the progress thread to stop (it notices within one sleep slice at most).
+    pub fn stop(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        notify(&self.segs.mine().control().progress_signal);
+    }
+
+    /// The heap range `[offset, offset + len)` of this PE, if it is in bounds.
+    fn heap_range(&self, offset: u64, len: usize) -> Result<*mut u8, String> {
+        let seg = self.segs.mine();
+        let heap = seg.heap_bytes() as u64;
+        match offset.checked_add(len as u64) {
+            Some(end) if end <= heap => {
+                // SAFETY: offset + len <= heap size, so the pointer stays in the heap.
+                Ok(unsafe { seg.heap_base().add(offset as usize) })
+            }
+            _ => Err(format!(
+                "bytes {offset}..{} are outside the symmetric heap of {heap} bytes",
+                offset.saturating_add(len as u64)
+            )),
+        }
+    }
+}
+
+fn handle_put(engine: &AmEngine, m: Incoming<'_>) {
+    match engine.heap_range(m.header.args[0], m.payload.len()) {
+        // SAFETY: `dst` is in bounds of this PE's heap (checked by heap_range); the
+        // payload lives in the ring, which never overlaps the heap.
+        Ok(dst) => unsafe {
+            std::ptr::copy_nonoverlapping(m.payload.as_ptr(), dst, m.payload.len())
+        },
+        Err(why) => {
+            tracing::warn!(src = m.src, "AM put refused: {why}");
+            *engine.failed_puts[m.src]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = Some(why);
+        }
+    }
+    engine.reply_result(m.src, m.header.token, Ok(Vec::new()));
+}
+
+fn handle_get(engine: &AmEngine, m: Incoming<'_>) {
+    let (offset, len) = (m.header.args[0], m.header.args[1] as usize);
+    match engine.heap_range(offset, len) {
+        Ok(src) => {
+            // SAFETY: `src..src+len` is inside this PE's heap (checked above). Other
+            // PEs may write it concurrently, as with any SHMEM get racing a put; we
+            // only read it through a raw byte slice that lives for this call.
+            let bytes = unsafe { std::slice::from_raw_parts(src as *const u8, len) };
+            engine.reply_data(m.src, m.header.token, bytes);
+        }
+        Err(why) => engine.reply_error(m.src, m.header.token, &why),
+    }
+}
+
+fn handle_flush(engine: &AmEngine, m: Incoming<'_>) {
+    let failed = engine.failed_puts[m.src]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    let out = match failed {
+        Some(why) => Err(format!("an earlier put failed: {why}")),
+        None => Ok(Vec::new()),
+    };
+    engine.reply_result(m.src, m.header.token, out);
+}
+
+fn handle_echo(engine: &AmEngine, m: Incoming<'_>) {
+    engine.reply_result(m.src, m.header.token, Ok(m.payload.to_vec()));
+}

@@ -1,0 +1,288 @@
+//! PE start-up: reading the launcher's environment, authenticating on the bootstrap
+//! socket, and the allgather rounds that exchange segment names before the PEs map
+//! each other's memory.
+//!
+//! This module owns the PE side of the launch protocol (`crate::launch`). It must not
+//! map memory or start threads; `shmem::init` sequences those steps.
+
+use crate::error::Error;
+use crate::launch::{self, ToLauncher, ToPe};
+use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+/// How long a PE waits for the launcher to answer one bootstrap step.
+const STEP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What the launcher told this PE through the environment.
+#[derive(Debug, Clone)]
+pub struct LaunchEnv {
+    /// This PE.
+    pub pe: u32,
+    /// The job's shape.
+    pub topology: Topology,
+    /// Job id (prefix of the job's shared-memory names).
+    pub job_id: String,
+    /// Bootstrap socket address (`@name` = abstract).
+    pub bootstrap: String,
+    /// Job secret.
+    pub secret: String,
+}
+
+impl LaunchEnv {
+    /// Reads the launch environment. `Ok(None)` means no launcher: a one-PE job.
+    pub fn from_env() -> Result<Option<LaunchEnv>, Error> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// As [`LaunchEnv::from_env`], through a lookup function (for tests).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Option<LaunchEnv>, Error> {
+        let Some(pe) = get(launch::ENV_PE) else {
+            return Ok(None);
+        };
+        let need = |k: &str| {
+            get(k).ok_or_else(|| {
+                Error::BadEnvironment(format!("{} is set but {k} is not", launch::ENV_PE))
+            })
+        };
+        let num = |k: &str, v: String| {
+            v.parse::<u32>()
+                .map_err(|_| Error::BadEnvironment(format!("{k}='{v}' is not a number")))
+        };
+        let pe = num(launch::ENV_PE, pe)?;
+        let n_pes = num(launch::ENV_N_PES, need(launch::ENV_N_PES)?)?;
+        let ppn = get(launch::ENV_PES_PER_NODE)
+            .map(|v| num(launch::ENV_PES_PER_NODE, v))
+            .transpose()?;
+        let nodes = get(launch::ENV_NODES)
+            .map(|v| num(launch::ENV_NODES, v))
+            .transpose()?;
+        let topology = Topology::resolve(n_pes, ppn, nodes)?;
+        if pe >= n_pes {
+            return Err(Error::BadEnvironment(format!(
+                "{}={pe} is not below {}={n_pes}",
+                launch::ENV_PE,
+                launch::ENV_N_PES
+            )));
+        }
+        let job_id = need(launch::ENV_JOB_ID)?;
+        if job_id.is_empty() || !job_id.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(Error::BadEnvironment(format!(
+                "{}='{job_id}' must be letters and digits",
+                launch::ENV_JOB_ID
+            )));
+        }
+        Ok(Some(LaunchEnv {
+            pe,
+            topology,
+            job_id,
+            bootstrap: need(launch::ENV_BOOTSTRAP)?,
+            secret: need(launch::ENV_SECRET)?,
+        }))
+    }
+}
+
+/// An authenticated connection to the launcher.
+pub struct BootstrapConn {
+    stream: UnixStream,
+    round: u32,
+    n_pes: u32,
+}
+
+fn connect_addr(addr: &str) -> std::io::Result<UnixStream> {
+    match addr.strip_prefix('@') {
+        Some(name) => {
+            use std::os::linux::net::SocketAddrExt;
+            let a = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+            UnixStream::connect_addr(&a)
+        }
+        None => UnixStream::connect(addr),
+    }
+}
+
+impl BootstrapConn {
+    /// Connects to the launcher and authenticates as `env.pe`.
+    pub fn connect(env: &LaunchEnv) -> Result<BootstrapConn, Error> {
+        let fail = |what: &str, e: std::io::Error| {
+            Error::Bootstrap(format!("{what} (launcher at {}): {e}", env.bootstrap))
+        };
+        let mut stream =
+            connect_addr(&env.bootstrap).map_err(|e| fail("cannot reach the launcher", e))?;
+        stream
+            .set_read_timeout(Some(STEP_TIMEOUT))
+            .map_err(|e| fail("socket setup", e))?;
+        launch::write_frame(
+            &mut stream,
+            &ToLauncher::Auth {
+                secret: env.secret.clone(),
+                pe: env.pe,
+                pid: std::process::id(),
+            },
+        )
+        .map_err(|e| fail("sending credentials", e))?;
+        match launch::read_frame::<_, ToPe>(&mut stream).map_err(|e| fail("awaiting welcome", e))? {
+            ToPe::Welcome { n_pes } if n_pes == env.topology.n_pes => Ok(BootstrapConn {
+                stream,
+                round: 0,
+                n_pes,
+            }),
+            ToPe::Welcome { n_pes } => Err(Error::Bootstrap(format!(
+                "launcher runs {n_pes} PEs but SHMEMPLUS_N_PES says {}",
+                env.topology.n_pes
+            ))),
+            ToPe::Rejected { reason } => Err(Error::Bootstrap(format!(
+                "launcher refused this PE: {reason}"
+            ))),
+            other => Err(Error::Bootstrap(format!(
+                "unexpected first answer {other:?}"
+            ))),
+        }
+    }
+
+    /// Sends `data` as this PE's part of the next allgather round and returns every
+    /// PE's part, in rank order.
+    pub fn allgather(&mut self, data: Vec<u8>) -> Result<Vec<Vec<u8>>, Error> {
+        let round = self.round;
+        self.round += 1;
+        let io = |e: std::io::Error| {
+            Error::Bootstrap(format!(
+                "allgather round {round} with the launcher failed: {e} (did another PE die during start-up?)"
+            ))
+        };
+        launch::write_frame(&mut self.stream, &ToLauncher::Allgather { round, data })
+            .map_err(io)?;
+        match launch::read_frame::<_, ToPe>(&mut self.stream).map_err(io)? {
+            ToPe::Allgathered { round: r, data }
+                if r == round && data.len() == self.n_pes as usize =>
+            {
+                Ok(data)
+            }
+            other => Err(Error::Bootstrap(format!(
+                "launcher answered allgather round {round} with {other:?}"
+            ))),
+        }
+    }
+}
+
+/// What each PE publishes in the first allgather round.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeHello {
+    /// Process id.
+    pub pid: u32,
+    /// The PE's segment name in /dev/shm, or why it could not make one.
+    pub segment: Result<String, String>,
+    /// Bytes of symmetric heap.
+    pub heap_bytes: u64,
+    /// Bytes per AM ring.
+    pub ring_bytes: u64,
+    /// Conduit name.
+    pub conduit: String,
+    /// Library version.
+    pub version: String,
+}
+
+/// Checks that every PE can join the same job: same heap size, ring size, conduit and
+/// library version, and every segment created. The error names the first PE that
+/// differs and is the same on every PE.
+pub fn check_hellos(hellos: &[PeHello]) -> Result<(), Error> {
+    let first = &hellos[0];
+    for (pe, h) in hellos.iter().enumerate() {
+        if let Err(why) = &h.segment {
+            return Err(Error::Bootstrap(format!(
+                "PE {pe} could not create its symmetric heap: {why}"
+            )));
+        }
+        let differs = |what: &str, a: &dyn std::fmt::Display, b: &dyn std::fmt::Display| {
+            Err(Error::Bootstrap(format!(
+                "PE {pe} has {what} {b} but PE 0 has {a}; every PE must use the same setting"
+            )))
+        };
+        if h.heap_bytes != first.heap_bytes {
+            return differs("SHMEM_SYMMETRIC_SIZE", &first.heap_bytes, &h.heap_bytes);
+        }
+        if h.ring_bytes != first.ring_bytes {
+            return differs("SHMEMPLUS_AM_RING", &first.ring_bytes, &h.ring_bytes);
+        }
+        if h.conduit != first.conduit {
+            return differs("SHMEMPLUS_CONDUIT", &first.conduit, &h.conduit);
+        }
+        if h.version != first.version {
+            return differs("library version", &first.version, &h.version);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> Result<Option<LaunchEnv>, Error> {
+        let m: HashMap<&str, &str> = pairs.iter().copied().collect();
+        LaunchEnv::from_lookup(|k| m.get(k).map(|v| v.to_string()))
+    }
+
+    #[test]
+    fn no_launcher_means_one_pe() {
+        assert!(env(&[]).unwrap().is_none());
+    }
+
+    #[test]
+    fn reads_full_environment() {
+        let e = env(&[
+            ("SHMEMPLUS_PE", "3"),
+            ("SHMEMPLUS_N_PES", "4"),
+            ("SHMEMPLUS_PES_PER_NODE", "2"),
+            ("SHMEMPLUS_NODES", "2"),
+            ("SHMEMPLUS_JOB_ID", "abc123"),
+            ("SHMEMPLUS_BOOTSTRAP", "@shmemplus-abc123"),
+            ("SHMEMPLUS_SECRET", "00ff"),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(e.pe, 3);
+        assert_eq!(e.topology.node_of(3), 1);
+    }
+
+    #[test]
+    fn partial_or_bad_environment_is_an_error() {
+        assert!(matches!(
+            env(&[("SHMEMPLUS_PE", "0")]),
+            Err(Error::BadEnvironment(_))
+        ));
+        let bad_pe = env(&[
+            ("SHMEMPLUS_PE", "4"),
+            ("SHMEMPLUS_N_PES", "4"),
+            ("SHMEMPLUS_JOB_ID", "a"),
+            ("SHMEMPLUS_BOOTSTRAP", "@x"),
+            ("SHMEMPLUS_SECRET", "s"),
+        ]);
+        assert!(matches!(bad_pe, Err(Error::BadEnvironment(_))));
+    }
+
+    #[test]
+    fn hello_mismatch_names_the_pe() {
+        let h = |heap| PeHello {
+            pid: 1,
+            segment: Ok("s".into()),
+            heap_bytes: heap,
+            ring_bytes: 4096,
+            conduit: "shm".into(),
+            version: "1".into(),
+        };
+        assert!(check_hellos(&[h(10), h(10)]).is_ok());
+        let e = check_hellos(&[h(10), h(10), h(20)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("PE 2") && e.contains("SHMEM_SYMMETRIC_SIZE"),
+            "{e}"
+        );
+        let mut bad = h(10);
+        bad.segment = Err("no space".into());
+        let e = check_hellos(&[h(10), bad]).unwrap_err().to_string();
+        assert!(e.contains("PE 1") && e.contains("no space"), "{e}");
+    }
+}

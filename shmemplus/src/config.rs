@@ -1,0 +1,183 @@
+//! Configuration read from the environment at `init`: the OpenSHMEM variables
+//! (`SHMEM_SYMMETRIC_SIZE`, `SHMEM_DEBUG`, `SHMEM_INFO`, `SHMEM_VERSION`) and the
+//! library's own `SHMEMPLUS_*` settings. Owns parsing and validation only; it must not
+//! act on the values.
+
+use crate::error::Error;
+
+/// Default size of each PE's CPU symmetric heap (`SHMEM_SYMMETRIC_SIZE`): 128 MiB.
+/// Shared memory is backed lazily, so an untouched heap costs no RAM.
+pub const DEFAULT_SYMMETRIC_SIZE: usize = 128 << 20;
+/// Default size of one active-message ring (one per ordered PE pair and direction).
+pub const DEFAULT_AM_RING_BYTES: usize = 256 << 10;
+
+/// Which transport carries put/get between CPU heaps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conduit {
+    /// Same-host shared mapping: a put or get is a plain copy (the default).
+    Shm,
+    /// Every put/get is an active message served by the target's progress thread
+    /// (the path FPGA and cross-host transfers take). `SHMEMPLUS_CONDUIT=am`.
+    Am,
+}
+
+impl Conduit {
+    /// The name used in `SHMEMPLUS_CONDUIT` and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Conduit::Shm => "shm",
+            Conduit::Am => "am",
+        }
+    }
+}
+
+/// Settings of one PE, read from the environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Bytes of CPU symmetric heap per PE.
+    pub symmetric_size: usize,
+    /// The RMA conduit.
+    pub conduit: Conduit,
+    /// Bytes of each active-message ring (a power of two).
+    pub am_ring_bytes: usize,
+    /// `SHMEM_DEBUG` is set: debug logging.
+    pub debug: bool,
+    /// `SHMEM_INFO` is set: print the configuration at init.
+    pub info: bool,
+    /// `SHMEM_VERSION` is set: print the library version at init.
+    pub version: bool,
+}
+
+impl Config {
+    /// Reads the configuration from the process environment.
+    pub fn from_env() -> Result<Config, Error> {
+        Config::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Reads the configuration through `get` (a testable stand-in for the environment).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Config, Error> {
+        let flag = |k: &str| get(k).is_some_and(|v| !v.is_empty() && v != "0");
+        let symmetric_size = match get("SHMEM_SYMMETRIC_SIZE") {
+            Some(v) => parse_size(&v).map_err(|why| Error::BadConfig {
+                var: "SHMEM_SYMMETRIC_SIZE",
+                why,
+            })?,
+            None => DEFAULT_SYMMETRIC_SIZE,
+        };
+        if symmetric_size == 0 {
+            return Err(Error::BadConfig {
+                var: "SHMEM_SYMMETRIC_SIZE",
+                why: "must be more than 0 bytes".into(),
+            });
+        }
+        let conduit = match get("SHMEMPLUS_CONDUIT").as_deref() {
+            None | Some("") | Some("shm") => Conduit::Shm,
+            Some("am") => Conduit::Am,
+            Some(other) => {
+                return Err(Error::BadConfig {
+                    var: "SHMEMPLUS_CONDUIT",
+                    why: format!("'{other}' is not a conduit; use shm or am"),
+                })
+            }
+        };
+        let am_ring_bytes = match get("SHMEMPLUS_AM_RING") {
+            Some(v) => {
+                let b = parse_size(&v).map_err(|why| Error::BadConfig {
+                    var: "SHMEMPLUS_AM_RING",
+                    why,
+                })?;
+                if !b.is_power_of_two() || !(4096..=(64 << 20)).contains(&b) {
+                    return Err(Error::BadConfig {
+                        var: "SHMEMPLUS_AM_RING",
+                        why: format!("{b} is not a power of two between 4K and 64M"),
+                    });
+                }
+                b
+            }
+            None => DEFAULT_AM_RING_BYTES,
+        };
+        Ok(Config {
+            symmetric_size,
+            conduit,
+            am_ring_bytes,
+            debug: flag("SHMEM_DEBUG"),
+            info: flag("SHMEM_INFO"),
+            version: flag("SHMEM_VERSION"),
+        })
+    }
+}
+
+/// Parses a byte count as OpenSHMEM implementations do: a number with an optional
+/// suffix K, M, G or T (powers of 1024; `KiB`/`KB`/`k` spellings accepted too).
+///
+/// ```
+/// use shmemplus::config::parse_size;
+/// assert_eq!(parse_size("64M"), Ok(64 << 20));
+/// assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+/// assert_eq!(parse_size("4096"), Ok(4096));
+/// assert!(parse_size("lots").is_err());
+/// ```
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (examples: 4096, 64K, 512M, 2G)"))?;
+    let shift = match suffix.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("'{text}' has an unknown suffix; use K, M, G or T")),
+    };
+    n.checked_mul(1usize << shift)
+        .ok_or_else(|| format!("'{text}' is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Result<Config, Error> {
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults() {
+        let c = cfg(&[]).unwrap();
+        assert_eq!(c.symmetric_size, DEFAULT_SYMMETRIC_SIZE);
+        assert_eq!(c.conduit, Conduit::Shm);
+        assert!(!c.debug && !c.info);
+    }
+
+    #[test]
+    fn reads_variables() {
+        let c = cfg(&[
+            ("SHMEM_SYMMETRIC_SIZE", "2m"),
+            ("SHMEMPLUS_CONDUIT", "am"),
+            ("SHMEM_DEBUG", "1"),
+            ("SHMEM_INFO", "0"),
+        ])
+        .unwrap();
+        assert_eq!(c.symmetric_size, 2 << 20);
+        assert_eq!(c.conduit, Conduit::Am);
+        assert!(c.debug && !c.info);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        let e = cfg(&[("SHMEM_SYMMETRIC_SIZE", "12Q")]).unwrap_err();
+        assert!(e.to_string().contains("SHMEM_SYMMETRIC_SIZE"), "{e}");
+        let e = cfg(&[("SHMEMPLUS_CONDUIT", "tcp")]).unwrap_err();
+        assert!(e.to_string().contains("SHMEMPLUS_CONDUIT"), "{e}");
+        let e = cfg(&[("SHMEMPLUS_AM_RING", "5000")]).unwrap_err();
+        assert!(e.to_string().contains("power of two"), "{e}");
+    }
+}

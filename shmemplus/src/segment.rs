@@ -1,0 +1,427 @@
+//! Shared-memory segments: one per PE, holding that PE's control block (signals,
+//! barrier flags, collective records), its inbound active-message rings and its CPU
+//! symmetric heap. Owns creating, naming, mapping and unlinking segments and the
+//! layout inside them. It must not implement synchronisation protocols or allocation:
+//! `sync`, `am` and `heap` give meaning to the bytes laid out here.
+//!
+//! Layout of the segment of a job of `n` PEs (offsets page-aligned where noted):
+//!
+//! ```text
+//! 0        SegmentHeader (magic, layout version, pe, n_pes, sizes)
+//! 4096     Control (signals, barrier flags, collective records), page-aligned
+//! ...      2n rings: request ring from PE s at index s, reply ring from s at n + s
+//! ...      CPU symmetric heap (page-aligned), heap_bytes long
+//! ```
+//!
+//! All-zero bytes are the valid initial state of every control structure, which is
+//! what a fresh shared-memory object holds.
+
+use crate::error::Error;
+use std::ffi::CString;
+use std::os::fd::AsFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+/// Magic number at the start of every segment ("SHMEM+\0\1").
+const MAGIC: u64 = 0x5348_4d45_4d2b_0001;
+/// Version of the layout below; bumped on any change.
+const LAYOUT_VERSION: u32 = 1;
+const PAGE: usize = 4096;
+/// Barrier rounds supported: a dissemination barrier over n PEs takes ceil(log2 n).
+pub const MAX_BARRIER_ROUNDS: usize = 32;
+
+/// Pads and aligns a value to its own cache line, so that words written by different
+/// PEs never share a line.
+#[repr(C, align(64))]
+#[derive(Default)]
+pub struct Padded<T>(pub T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// A wake-up word: waiters sleep on `seq` (futex), notifiers bump it when `sleepers`
+/// says someone sleeps. The protocol is in `sync::Signal`.
+#[repr(C)]
+#[derive(Default)]
+pub struct SignalWord {
+    /// Bumped by a notifier that sees sleepers; waiters futex-wait on it.
+    pub seq: AtomicU32,
+    /// Number of threads currently committed to sleeping on `seq`.
+    pub sleepers: AtomicU32,
+}
+
+/// One slot of a collective record: what a PE says it is doing in its collective call
+/// number `seq` (kind and arguments), read by every other PE to check symmetry.
+#[repr(C)]
+#[derive(Default)]
+pub struct CollRecord {
+    /// Collective sequence number + 1 (0 = never written).
+    pub seq: AtomicU64,
+    /// What the call is and its arguments (meaning given by the caller).
+    pub words: [AtomicU64; 6],
+}
+
+/// The control block of a PE. Fields written by other PEs sit on their own lines.
+#[repr(C)]
+#[derive(Default)]
+pub struct Control {
+    /// Woken when something a user thread of this PE waits for arrives (barrier flags,
+    /// completions).
+    pub user_signal: Padded<SignalWord>,
+    /// Woken when a message arrives in one of this PE's inbound rings.
+    pub progress_signal: Padded<SignalWord>,
+    /// Woken when a ring this PE produces into gets free space.
+    pub space_signal: Padded<SignalWord>,
+    /// Dissemination barrier: flag of round k, written by PE (me - 2^k) mod n with the
+    /// barrier epoch.
+    pub barrier_flags: [Padded<AtomicU64>; MAX_BARRIER_ROUNDS],
+    /// Two slots (by collective sequence parity) describing this PE's current
+    /// collective call, for the symmetry check.
+    pub coll: [Padded<CollRecord>; 2],
+}
+
+/// Producer and consumer positions of one ring, on separate lines.
+#[repr(C)]
+#[derive(Default)]
+pub struct RingHeader {
+    /// Bytes ever consumed (written by the consumer).
+    pub head: Padded<AtomicU64>,
+    /// Bytes ever produced (written by the producer).
+    pub tail: Padded<AtomicU64>,
+}
+
+#[repr(C)]
+struct SegmentHeader {
+    magic: u64,
+    layout_version: u32,
+    pe: u32,
+    n_pes: u32,
+    _pad: u32,
+    heap_bytes: u64,
+    ring_bytes: u64,
+}
+
+/// Where each part sits inside a segment of a given job shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// PEs in the job (number of rings per kind).
+    pub n_pes: usize,
+    /// Bytes of data per ring (a power of two).
+    pub ring_bytes: usize,
+    /// Bytes of symmetric heap.
+    pub heap_bytes: usize,
+    control_offset: usize,
+    rings_offset: usize,
+    ring_stride: usize,
+    heap_offset: usize,
+    total: usize,
+}
+
+const fn round_up(x: usize, to: usize) -> usize {
+    x.div_ceil(to) * to
+}
+
+impl Layout {
+    /// Computes the layout for `n_pes` PEs, rings of `ring_bytes` and a heap of
+    /// `heap_bytes`.
+    pub fn new(n_pes: usize, ring_bytes: usize, heap_bytes: usize) -> Result<Layout, Error> {
+        let control_offset = PAGE;
+        let rings_offset = round_up(control_offset + size_of::<Control>(), PAGE);
+        let ring_stride = round_up(size_of::<RingHeader>() + ring_bytes, PAGE);
+        let heap_offset = n_pes
+            .checked_mul(2 * ring_stride)
+            .and_then(|r| r.checked_add(rings_offset))
+            .map(|o| round_up(o, PAGE))
+            .ok_or_else(|| Error::InvalidArgument("segment size overflows".into()))?;
+        let total = heap_offset
+            .checked_add(round_up(heap_bytes, PAGE))
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!("SHMEM_SYMMETRIC_SIZE={heap_bytes} is too large"))
+            })?;
+        Ok(Layout {
+            n_pes,
+            ring_bytes,
+            heap_bytes,
+            control_offset,
+            rings_offset,
+            ring_stride,
+            heap_offset,
+            total,
+        })
+    }
+}
+
+/// A mapped segment: this PE's own or a peer's.
+pub struct Segment {
+    base: NonNull<u8>,
+    layout: Layout,
+    /// The POSIX shm name while it exists (owner side, until unlinked).
+    name: Option<String>,
+    owner: bool,
+}
+
+// SAFETY: a Segment is a mapping of shared memory. All access to it goes through raw
+// pointers or through atomics (control structures); the mapping itself lives until
+// Drop, so sharing the handle between threads is sound.
+unsafe impl Send for Segment {}
+// SAFETY: as above; no method hands out `&mut` to mapped memory.
+unsafe impl Sync for Segment {}
+
+fn map_shared(fd: Option<std::os::fd::BorrowedFd<'_>>, len: usize) -> Result<NonNull<u8>, Error> {
+    use rustix::mm::{MapFlags, ProtFlags};
+    let prot = ProtFlags::READ | ProtFlags::WRITE;
+    // SAFETY: we ask the kernel for a fresh mapping at an address of its choosing; no
+    // existing Rust object is aliased. The mapping is unmapped only in Segment::drop.
+    let ptr = unsafe {
+        match fd {
+            Some(fd) => rustix::mm::mmap(std::ptr::null_mut(), len, prot, MapFlags::SHARED, fd, 0),
+            None => rustix::mm::mmap_anonymous(std::ptr::null_mut(), len, prot, MapFlags::SHARED),
+        }
+    }
+    .map_err(|e| Error::os(format!("mapping {len} bytes of shared memory"), e))?;
+    NonNull::new(ptr.cast()).ok_or_else(|| Error::os("mmap", std::io::Error::other("null mapping")))
+}
+
+impl Segment {
+    /// Creates this PE's segment as POSIX shared memory `/name` (mode 0600, must not
+    /// exist yet) and maps it.
+    pub fn create(name: &str, pe: u32, layout: Layout) -> Result<Segment, Error> {
+        use rustix::fs::Mode;
+        use rustix::shm::OFlags;
+        let cname = shm_path(name)?;
+        let fd = rustix::shm::open(
+            cname.as_c_str(),
+            OFlags::CREATE | OFlags::EXCL | OFlags::RDWR,
+            Mode::RUSR | Mode::WUSR,
+        )
+        .map_err(|e| Error::os(format!("creating shared memory /dev/shm/{name}"), e))?;
+        let mut seg = Segment {
+            base: NonNull::dangling(),
+            layout,
+            name: Some(name.to_string()),
+            owner: true,
+        };
+        // From here on `seg` unlinks the name if anything fails (Drop).
+        let grow = rustix::fs::ftruncate(&fd, layout.total as u64);
+        if let Err(e) = grow {
+            return Err(Error::os(
+                format!(
+                    "sizing /dev/shm/{name} to {} bytes (is /dev/shm full?)",
+                    layout.total
+                ),
+                e,
+            ));
+        }
+        seg.base = map_shared(Some(fd.as_fd()), layout.total)?;
+        seg.write_header(pe);
+        Ok(seg)
+    }
+
+    /// Creates an anonymous segment (a one-PE job started without a launcher).
+    pub fn anonymous(pe: u32, layout: Layout) -> Result<Segment, Error> {
+        let base = map_shared(None, layout.total)?;
+        let seg = Segment {
+            base,
+            layout,
+            name: None,
+            owner: true,
+        };
+        seg.write_header(pe);
+        Ok(seg)
+    }
+
+    /// Maps a peer's segment by name and checks its header.
+    pub fn open(name: &str, pe: u32, layout: Layout) -> Result<Segment, Error> {
+        use rustix::fs::Mode;
+        use rustix::shm::OFlags;
+        let cname = shm_path(name)?;
+        let fd = rustix::shm::open(cname.as_c_str(), OFlags::RDWR, Mode::empty())
+            .map_err(|e| Error::os(format!("opening PE {pe}'s segment /dev/shm/{name}"), e))?;
+        let size = rustix::fs::fstat(&fd)
+            .map_err(|e| Error::os(format!("fstat /dev/shm/{name}"), e))?
+            .st_size;
+        if size as u64 != layout.total as u64 {
+            return Err(Error::Bootstrap(format!(
+                "PE {pe}'s segment is {size} bytes, expected {}: PEs disagree on SHMEM_SYMMETRIC_SIZE or SHMEMPLUS_AM_RING",
+                layout.total
+            )));
+        }
+        let base = map_shared(Some(fd.as_fd()), layout.total)?;
+        let seg = Segment {
+            base,
+            layout,
+            name: None,
+            owner: false,
+        };
+        // SAFETY: the mapping is at least a page long and page-aligned, and the header
+        // is plain integers written once by the owner before it published the name.
+        let hdr = unsafe { &*(seg.base.as_ptr() as *const SegmentHeader) };
+        if hdr.magic != MAGIC || hdr.layout_version != LAYOUT_VERSION || hdr.pe != pe {
+            return Err(Error::Bootstrap(format!(
+                "/dev/shm/{name} is not PE {pe}'s segment of this library version"
+            )));
+        }
+        Ok(seg)
+    }
+
+    fn write_header(&self, pe: u32) {
+        // SAFETY: the segment is freshly created and not yet published to any other
+        // process or thread; the header area is within the first page.
+        unsafe {
+            (self.base.as_ptr() as *mut SegmentHeader).write(SegmentHeader {
+                magic: MAGIC,
+                layout_version: LAYOUT_VERSION,
+                pe,
+                n_pes: self.layout.n_pes as u32,
+                _pad: 0,
+                heap_bytes: self.layout.heap_bytes as u64,
+                ring_bytes: self.layout.ring_bytes as u64,
+            })
+        }
+    }
+
+    /// Removes the segment's name from `/dev/shm` (the mapping stays valid). Called by
+    /// the owner once every PE has mapped it, so that nothing is left behind even if
+    /// the job is killed later.
+    pub fn unlink(&mut self) -> Result<(), Error> {
+        if let Some(name) = self.name.take() {
+            let cname = shm_path(&name)?;
+            rustix::shm::unlink(cname.as_c_str())
+                .map_err(|e| Error::os(format!("unlinking /dev/shm/{name}"), e))?;
+        }
+        Ok(())
+    }
+
+    /// The layout of this segment.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The control block.
+    pub fn control(&self) -> &Control {
+        // SAFETY: the control block lies inside the mapping at a page-aligned offset,
+        // all-zero bytes are a valid `Control` (atomics and integers only), and every
+        // field has interior mutability, so shared references across threads and
+        // processes are sound.
+        unsafe { &*(self.base.as_ptr().add(self.layout.control_offset) as *const Control) }
+    }
+
+    /// The header and data pointer of ring `index` (see the module doc for indices).
+    pub fn ring(&self, index: usize) -> (&RingHeader, *mut u8) {
+        assert!(index < 2 * self.layout.n_pes, "ring index out of range");
+        let off = self.layout.rings_offset + index * self.layout.ring_stride;
+        // SAFETY: `off` is inside the mapping (Layout::new reserved 2n strides), page
+        // aligned; RingHeader is atomics only, valid when zeroed. The data area starts
+        // right after the header and is ring_bytes long, within the stride.
+        unsafe {
+            let p = self.base.as_ptr().add(off);
+            (&*(p as *const RingHeader), p.add(size_of::<RingHeader>()))
+        }
+    }
+
+    /// The first byte of the symmetric heap.
+    pub fn heap_base(&self) -> *mut u8 {
+        // SAFETY: heap_offset < total by construction of the layout.
+        unsafe { self.base.as_ptr().add(self.layout.heap_offset) }
+    }
+
+    /// Bytes of symmetric heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.layout.heap_bytes
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        if self.owner {
+            let _ = self.unlink();
+        }
+        if self.base != NonNull::dangling() {
+            // SAFETY: base/total describe the mapping made in `map_shared`; after this
+            // no pointer derived from it is used (the Segment is being dropped and the
+            // library drops all users of a segment before it).
+            let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.layout.total) };
+        }
+    }
+}
+
+fn shm_path(name: &str) -> Result<CString, Error> {
+    if name.contains('/') || name.is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "bad shared-memory name '{name}'"
+        )));
+    }
+    CString::new(format!("/{name}"))
+        .map_err(|_| Error::InvalidArgument(format!("bad shared-memory name '{name}'")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn layout_is_page_aligned_and_ordered() {
+        let l = Layout::new(4, 64 << 10, 1 << 20).unwrap();
+        assert_eq!(l.rings_offset % PAGE, 0);
+        assert_eq!(l.heap_offset % PAGE, 0);
+        assert!(l.heap_offset >= l.rings_offset + 8 * l.ring_stride);
+        assert_eq!(l.total, l.heap_offset + (1 << 20));
+    }
+
+    #[test]
+    fn named_segment_is_shared_and_unlinked() {
+        let name = format!("shmemplus-unittest-{}", std::process::id());
+        let layout = Layout::new(2, 4096, 8192).unwrap();
+        let mut a = Segment::create(&name, 1, layout).unwrap();
+        assert!(std::path::Path::new(&format!("/dev/shm/{name}")).exists());
+        let b = Segment::open(&name, 1, layout).unwrap();
+        // SAFETY: test-only; both mappings alias the same page, nothing else uses it.
+        unsafe { a.heap_base().write(42) };
+        // SAFETY: as above.
+        assert_eq!(unsafe { b.heap_base().read() }, 42);
+        a.control().barrier_flags[3].store(7, Ordering::Release);
+        assert_eq!(b.control().barrier_flags[3].load(Ordering::Acquire), 7);
+        assert!(
+            Segment::open(&name, 0, layout).is_err(),
+            "wrong PE must be refused"
+        );
+        a.unlink().unwrap();
+        assert!(!std::path::Path::new(&format!("/dev/shm/{name}")).exists());
+        // The mapping outlives the name.
+        // SAFETY: as above.
+        assert_eq!(unsafe { b.heap_base().read() }, 42);
+    }
+
+    #[test]
+    fn existing_name_is_refused() {
+        let name = format!("shmemplus-unittest-dup-{}", std::process::id());
+        let layout = Layout::new(1, 4096, 4096).unwrap();
+        let _a = Segment::create(&name, 0, layout).unwrap();
+        assert!(Segment::create(&name, 0, layout).is_err());
+    }
+}
+
+/// Every segment of the job as this PE sees it: its own and every peer's mapping.
+pub struct JobSegments {
+    /// This PE.
+    pub me: usize,
+    /// Segment of PE `p` at index `p` (this PE's own included).
+    pub segs: Vec<Segment>,
+}
+
+impl JobSegments {
+    /// Number of PEs.
+    pub fn n(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// This PE's own segment.
+    pub fn mine(&self) -> &Segment {
+        &self.segs[self.me]
+    }
+}

@@ -1,0 +1,881 @@
+//! The user's handle: `init`, the job's identity, collective allocation of symmetric
+//! objects, RMA (put/get, `p`/`g`), ordering and completion (`fence`, `quiet`),
+//! `barrier_all`, local access to one's own symmetric memory, user active messages and
+//! `finalize`.
+//!
+//! This module owns the public API and its argument checking, and sequences start-up
+//! and shutdown. It must not implement transports (`am`, `segment`), waiting (`sync`)
+//! or allocation policy (`heap`); it calls them.
+//!
+//! # Memory model (OpenSHMEM 1.5, sections 9.5.x and 9.6)
+//!
+//! - A blocking `put` returns when the source buffer may be reused; the data is not
+//!   necessarily visible at the target yet.
+//! - `fence` orders: puts to one PE issued before it are delivered before puts to the
+//!   same PE issued after it.
+//! - `quiet` completes: every put issued before it is visible at its target.
+//! - `barrier_all` is `quiet` followed by a synchronisation of all PEs: after it, every
+//!   PE sees every put issued by any PE before the barrier.
+//! - A blocking `get` returns with the data.
+
+use crate::am::{AmEngine, H_ECHO, USER_BASE};
+use crate::bootstrap::{self, BootstrapConn, LaunchEnv, PeHello};
+use crate::config::{Conduit, Config};
+use crate::error::{Error, Result};
+use crate::heap::HeapAllocator;
+use crate::segment::{JobSegments, Layout, Segment};
+use crate::sync::{dissemination_barrier, WaitPolicy};
+use crate::topology::Topology;
+use bytemuck::Pod;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+/// Where memory lives in the multilevel address space (the SHMEM+ "affinity").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Place {
+    /// The PE's host memory (its CPU symmetric heap).
+    Cpu,
+    /// Board `b` of the PE's node. Not available yet: the boards arrive with the FPGA
+    /// issue, and allocating here returns [`Error::PlaceUnavailable`].
+    Fpga(u32),
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Cpu => write!(f, "Cpu"),
+            Place::Fpga(b) => write!(f, "Fpga({b})"),
+        }
+    }
+}
+
+impl Place {
+    fn code(self) -> u64 {
+        match self {
+            Place::Cpu => 0,
+            Place::Fpga(b) => 1 + u64::from(b),
+        }
+    }
+}
+
+/// A symmetric object: `len` elements of `T` at the same offset in every PE's heap.
+///
+/// Made by [`Shmem::alloc`] (collective) and returned with [`Shmem::free`]
+/// (collective). It is a name for remote memory, not a borrow of it: read and write
+/// it through the handle (`put`, `get`, `local_read`, ...). Dropping it without `free`
+/// leaks its heap space until the job ends.
+pub struct SymVec<T: Pod> {
+    offset: usize,
+    len: usize,
+    place: Place,
+    job: u64,
+    _elem: PhantomData<fn() -> T>,
+}
+
+impl<T: Pod> SymVec<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the object has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Where the object lives.
+    pub fn place(&self) -> Place {
+        self.place
+    }
+
+    /// Byte offset of the object in the symmetric heap (the same on every PE).
+    pub fn heap_offset(&self) -> usize {
+        self.offset
+    }
+}
+
+impl<T: Pod> fmt::Debug for SymVec<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SymVec")
+            .field("elem", &std::any::type_name::<T>())
+            .field("len", &self.len)
+            .field("place", &self.place)
+            .field("heap_offset", &self.offset)
+            .finish()
+    }
+}
+
+/// Kinds of collective call, as written in the symmetry records.
+const COLL_ALLOC: u64 = 1;
+const COLL_FREE: u64 = 2;
+
+/// State of the collective calls of this PE (one collective at a time per PE).
+struct Collectives {
+    /// Number of symmetry-checked collectives so far.
+    seq: u64,
+    /// Barrier epoch (every barrier, internal or not, increments it).
+    epoch: u64,
+    heap: HeapAllocator,
+    /// Highest heap byte ever handed out: memory above it is still zero.
+    high_water: usize,
+    bootstrap: Option<BootstrapConn>,
+}
+
+struct Inner {
+    me: u32,
+    topology: Topology,
+    config: Config,
+    job: u64,
+    segs: Arc<JobSegments>,
+    am: Arc<AmEngine>,
+    policy: WaitPolicy,
+    finalized: AtomicBool,
+    coll: Mutex<Collectives>,
+    progress: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// The handle of an initialized PE. Cheap to clone (all clones are the same PE);
+/// the PE is finalized by [`Shmem::finalize`] or when the last clone is dropped.
+///
+/// ```
+/// let shmem = shmemplus::init()?;
+/// let me = shmem.my_pe();
+/// let n = shmem.n_pes();
+/// // A symmetric array of 4 u64 on every PE; write my rank into the next PE's copy.
+/// let slots = shmem.alloc::<u64>(4, shmemplus::Place::Cpu)?;
+/// shmem.p(&slots, 0, me as u64, (me + 1) % n)?;
+/// shmem.barrier_all()?;
+/// let from_left = shmem.local_read_one(&slots, 0)?;
+/// assert_eq!(from_left, ((me + n - 1) % n) as u64);
+/// shmem.free(slots)?;
+/// shmem.finalize()?;
+/// # Ok::<(), shmemplus::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Shmem {
+    inner: Arc<Inner>,
+}
+
+static INITIALIZED: AtomicBool = AtomicBool::new(false);
+
+/// Starts this PE: reads the launcher's environment (or runs as a one-PE job without
+/// one), maps every PE's symmetric heap and starts the progress thread. Call once per
+/// process; clone the handle to use it from several threads.
+///
+/// Environment: `SHMEM_SYMMETRIC_SIZE` (heap bytes, e.g. `512M`), `SHMEM_DEBUG` or
+/// `RUST_LOG` (logs), `SHMEM_INFO` (print the configuration), `SHMEM_VERSION` (print
+/// the version), `SHMEMPLUS_CONDUIT=shm|am`, `SHMEMPLUS_AM_RING` (bytes per AM ring).
+pub fn init() -> Result<Shmem> {
+    if INITIALIZED.swap(true, Ordering::AcqRel) {
+        return Err(Error::AlreadyInitialized);
+    }
+    let config = Config::from_env()?;
+    init_logging(&config);
+    let env = LaunchEnv::from_env()?;
+    let (me, topology, job_id) = match &env {
+        Some(e) => (e.pe, e.topology, Some(e.job_id.clone())),
+        None => (0, Topology::resolve(1, None, None)?, None),
+    };
+    let n = topology.n_pes as usize;
+    let layout = Layout::new(n, config.am_ring_bytes, config.symmetric_size)?;
+    let (segs, bootstrap) = match (&env, job_id) {
+        (Some(env), Some(job_id)) => map_job(env, &job_id, layout, &config)?,
+        _ => (
+            JobSegments {
+                me: 0,
+                segs: vec![Segment::anonymous(0, layout)?],
+            },
+            None,
+        ),
+    };
+    let segs = Arc::new(segs);
+    let policy = WaitPolicy::for_host(n);
+    let am = Arc::new(AmEngine::new(segs.clone(), policy));
+    let progress = am.start()?;
+    // Tags this handle's objects; only needs to differ from other handles' tags.
+    let job = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        ^ (u64::from(std::process::id()) << 32)
+        | 1;
+    let shmem = Shmem {
+        inner: Arc::new(Inner {
+            me,
+            topology,
+            job,
+            policy,
+            am,
+            segs,
+            finalized: AtomicBool::new(false),
+            coll: Mutex::new(Collectives {
+                seq: 0,
+                epoch: 0,
+                heap: HeapAllocator::new(config.symmetric_size),
+                high_water: 0,
+                bootstrap,
+            }),
+            progress: Mutex::new(Some(progress)),
+            config,
+        }),
+    };
+    shmem.announce();
+    Ok(shmem)
+}
+
+fn init_logging(config: &Config) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match EnvFilter::try_from_default_env() {
+        Ok(f) => f,
+        Err(_) if config.debug => EnvFilter::new("shmemplus=debug"),
+        Err(_) => EnvFilter::new("warn"),
+    };
+    // A program with its own subscriber keeps it.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Creates this PE's segment, exchanges names with every PE through the launcher, maps
+/// every segment, and unlinks its own name once all PEs have mapped it.
+fn map_job(
+    env: &LaunchEnv,
+    job_id: &str,
+    layout: Layout,
+    config: &Config,
+) -> Result<(JobSegments, Option<BootstrapConn>)> {
+    let name = format!("{}pe{}", crate::launch::shm_prefix(job_id), env.pe);
+    let mine = Segment::create(&name, env.pe, layout);
+    let mut conn = BootstrapConn::connect(env)?;
+    let hello = PeHello {
+        pid: std::process::id(),
+        segment: mine
+            .as_ref()
+            .map(|_| name.clone())
+            .map_err(|e| e.to_string()),
+        heap_bytes: config.symmetric_size as u64,
+        ring_bytes: config.am_ring_bytes as u64,
+        conduit: config.conduit.name().to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let encode =
+        |h: &PeHello| postcard::to_allocvec(h).map_err(|e| Error::Bootstrap(e.to_string()));
+    let all = conn.allgather(encode(&hello)?)?;
+    let hellos = all
+        .iter()
+        .map(|b| postcard::from_bytes::<PeHello>(b))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::Bootstrap(format!("malformed hello from a PE: {e}")))?;
+    let mut mine = Some(mine?);
+    bootstrap::check_hellos(&hellos)?;
+    let mut segs = Vec::with_capacity(hellos.len());
+    for (pe, h) in hellos.iter().enumerate() {
+        match (&h.segment, mine.take_if(|_| pe == env.pe as usize)) {
+            (_, Some(own)) => segs.push(own),
+            (Ok(peer), None) => segs.push(Segment::open(peer, pe as u32, layout)?),
+            (Err(why), None) => return Err(Error::Bootstrap(why.clone())),
+        }
+    }
+    // Round 1: every PE has mapped every segment; the names can go.
+    conn.allgather(Vec::new())?;
+    segs[env.pe as usize].unlink()?;
+    tracing::debug!(pe = env.pe, "mapped {} segments", segs.len());
+    Ok((
+        JobSegments {
+            me: env.pe as usize,
+            segs,
+        },
+        Some(conn),
+    ))
+}
+
+impl Shmem {
+    fn announce(&self) {
+        let c = &self.inner.config;
+        if self.inner.me != 0 {
+            return;
+        }
+        if c.version {
+            println!(
+                "shmemplus {} (OpenSHMEM 1.5 API subset)",
+                env!("CARGO_PKG_VERSION")
+            );
+        }
+        if c.info {
+            let t = &self.inner.topology;
+            println!("shmemplus configuration:");
+            println!("  version              {}", env!("CARGO_PKG_VERSION"));
+            println!("  PEs                  {}", t.n_pes);
+            println!(
+                "  nodes                {} ({} PEs per node)",
+                t.nodes, t.pes_per_node
+            );
+            println!("  SHMEM_SYMMETRIC_SIZE {} bytes", c.symmetric_size);
+            println!("  SHMEMPLUS_CONDUIT    {}", c.conduit.name());
+            println!("  SHMEMPLUS_AM_RING    {} bytes", c.am_ring_bytes);
+            println!(
+                "  SHMEM_DEBUG          {}",
+                if c.debug { "on" } else { "off" }
+            );
+        }
+    }
+
+    fn live(&self) -> Result<&Inner> {
+        if self.inner.finalized.load(Ordering::Relaxed) {
+            return Err(Error::Finalized);
+        }
+        Ok(&self.inner)
+    }
+
+    /// This PE's rank, `0..n_pes`.
+    pub fn my_pe(&self) -> u32 {
+        self.inner.me
+    }
+
+    /// Number of PEs in the job.
+    pub fn n_pes(&self) -> u32 {
+        self.inner.topology.n_pes
+    }
+
+    /// The simulated node this PE is on.
+    pub fn node(&self) -> u32 {
+        self.inner.topology.node_of(self.inner.me)
+    }
+
+    /// The job's topology (nodes, PEs per node).
+    pub fn topology(&self) -> Topology {
+        self.inner.topology
+    }
+
+    /// The configuration this PE runs with.
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    fn coll(&self) -> MutexGuard<'_, Collectives> {
+        self.inner.coll.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn check_pe(&self, pe: u32) -> Result<usize> {
+        if pe >= self.n_pes() {
+            return Err(Error::InvalidPe {
+                pe,
+                n_pes: self.n_pes(),
+            });
+        }
+        Ok(pe as usize)
+    }
+
+    /// Checks `obj[index..index + count]` and returns its byte offset in the heap and
+    /// its byte length.
+    fn locate<T: Pod>(
+        &self,
+        obj: &SymVec<T>,
+        index: usize,
+        count: usize,
+    ) -> Result<(usize, usize)> {
+        if obj.job != self.inner.job {
+            return Err(Error::ForeignObject);
+        }
+        let end = index
+            .checked_add(count)
+            .filter(|&e| e <= obj.len)
+            .ok_or(Error::OutOfBounds {
+                start: index,
+                end: index.saturating_add(count),
+                len: obj.len,
+            })?;
+        let _ = end;
+        let elem = size_of::<T>();
+        Ok((obj.offset + index * elem, count * elem))
+    }
+
+    // ---------------------------------------------------------------- collectives
+
+    /// Allocates a symmetric object of `len` elements on every PE (collective: every
+    /// PE must call it with the same `len`, `T` size and place, in the same order).
+    ///
+    /// The object is 64-byte aligned (4 KiB aligned from 64 KiB up), zero-filled, and
+    /// ready for remote access when the call returns on every PE (it ends with a
+    /// barrier). A mismatch between PEs returns [`Error::NonSymmetric`] on every PE;
+    /// an exhausted heap returns [`Error::HeapExhausted`] on every PE.
+    ///
+    /// ```
+    /// let shmem = shmemplus::init()?;
+    /// let v = shmem.alloc::<f64>(1024, shmemplus::Place::Cpu)?;
+    /// assert_eq!(v.len(), 1024);
+    /// assert_eq!(v.heap_offset() % 64, 0);
+    /// // Too big for the heap: a clear error, nothing allocated.
+    /// let err = shmem.alloc::<u8>(1 << 40, shmemplus::Place::Cpu).unwrap_err();
+    /// assert!(err.to_string().contains("SHMEM_SYMMETRIC_SIZE"));
+    /// shmem.free(v)?;
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn alloc<T: Pod>(&self, len: usize, place: Place) -> Result<SymVec<T>> {
+        let inner = self.live()?;
+        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{len} elements of {} bytes overflow",
+                size_of::<T>()
+            ))
+        })?;
+        let align = align_of::<T>();
+        let mut coll = self.coll();
+        let plan = coll.heap.plan(bytes, align);
+        let planned = match plan {
+            Ok(off) => off as u64,
+            Err(_) => u64::MAX,
+        };
+        self.symmetric_check(
+            &mut coll,
+            [
+                COLL_ALLOC,
+                bytes as u64,
+                align as u64,
+                place.code(),
+                planned,
+                0,
+            ],
+        )?;
+        if place != Place::Cpu {
+            return Err(Error::PlaceUnavailable(place.to_string()));
+        }
+        let offset = coll
+            .heap
+            .alloc(bytes, align)
+            .map_err(|e| Error::HeapExhausted {
+                requested: e.requested,
+                largest_free: e.largest_free,
+                heap: coll.heap.size(),
+            })?;
+        // Memory below the high-water mark was used before: clear it so the object
+        // starts zeroed on every PE. Above it the shared memory is still fresh zeros.
+        let reused_end = (offset + bytes).min(coll.high_water);
+        if reused_end > offset {
+            // SAFETY: offset..reused_end lies inside this PE's heap (the allocator only
+            // hands out in-bounds blocks) and belongs to the new object, which no PE
+            // may touch before the barrier below.
+            unsafe {
+                std::ptr::write_bytes(
+                    inner.segs.mine().heap_base().add(offset),
+                    0,
+                    reused_end - offset,
+                )
+            };
+        }
+        coll.high_water = coll.high_water.max(offset + bytes);
+        self.barrier_locked(&mut coll);
+        tracing::debug!(pe = inner.me, offset, bytes, "symmetric alloc");
+        Ok(SymVec {
+            offset,
+            len,
+            place,
+            job: inner.job,
+            _elem: PhantomData,
+        })
+    }
+
+    /// Frees a symmetric object (collective: every PE frees the same objects in the
+    /// same order). Completes outstanding puts first (`quiet`) and synchronises, so no
+    /// PE can still be writing into the object.
+    pub fn free<T: Pod>(&self, obj: SymVec<T>) -> Result<()> {
+        let inner = self.live()?;
+        if obj.job != inner.job {
+            return Err(Error::ForeignObject);
+        }
+        self.quiet()?;
+        let mut coll = self.coll();
+        let bytes = obj.len * size_of::<T>();
+        self.symmetric_check(
+            &mut coll,
+            [
+                COLL_FREE,
+                obj.offset as u64,
+                bytes as u64,
+                obj.place.code(),
+                0,
+                0,
+            ],
+        )?;
+        if !coll.heap.free(obj.offset) {
+            return Err(Error::ForeignObject);
+        }
+        Ok(())
+    }
+
+    /// Publishes this PE's description of the current collective, synchronises, and
+    /// compares it with every other PE's. On a mismatch every PE returns an error that
+    /// names the first PE that differs.
+    fn symmetric_check(&self, coll: &mut Collectives, words: [u64; 6]) -> Result<()> {
+        let inner = &self.inner;
+        coll.seq += 1;
+        let seq = coll.seq;
+        let slot = (seq % 2) as usize;
+        let rec = &inner.segs.mine().control().coll[slot];
+        for (w, v) in rec.words.iter().zip(words) {
+            w.store(v, Ordering::Relaxed);
+        }
+        rec.seq.store(seq, Ordering::Release);
+        self.barrier_locked(coll);
+        for (pe, seg) in inner.segs.segs.iter().enumerate() {
+            let r = &seg.control().coll[slot];
+            let theirs: Vec<u64> = r.words.iter().map(|w| w.load(Ordering::Relaxed)).collect();
+            if r.seq.load(Ordering::Acquire) != seq || theirs != words {
+                return Err(Error::NonSymmetric(format!(
+                    "collective call #{seq}: PE {} {} but PE {pe} {}",
+                    inner.me,
+                    describe(&words),
+                    describe(&theirs)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until every PE has called `barrier_all`, after completing this PE's puts
+    /// (`quiet`). Every put issued by any PE before the barrier is visible everywhere
+    /// after it.
+    pub fn barrier_all(&self) -> Result<()> {
+        self.live()?.barrier_all()
+    }
+
+    fn barrier_locked(&self, coll: &mut Collectives) {
+        self.inner.barrier_locked(coll)
+    }
+
+    // ---------------------------------------------------------------- RMA
+
+    /// Copies `src` into `dest[index..index + src.len()]` on PE `pe`. Returns when
+    /// `src` may be reused; use [`Shmem::quiet`] (or a barrier) for completion.
+    ///
+    /// ```
+    /// let shmem = shmemplus::init()?;
+    /// let dest = shmem.alloc::<u32>(8, shmemplus::Place::Cpu)?;
+    /// shmem.put(&dest, 2, &[7, 8, 9], shmem.my_pe())?;
+    /// shmem.quiet()?;
+    /// let mut back = [0u32; 4];
+    /// shmem.get(&dest, 1, &mut back, shmem.my_pe())?;
+    /// assert_eq!(back, [0, 7, 8, 9]);
+    /// // Out of range: an error, nothing written.
+    /// assert!(shmem.put(&dest, 6, &[1, 2, 3], 0).is_err());
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn put<T: Pod>(&self, dest: &SymVec<T>, index: usize, src: &[T], pe: u32) -> Result<()> {
+        let inner = self.live()?;
+        let target = self.check_pe(pe)?;
+        let (offset, bytes) = self.locate(dest, index, src.len())?;
+        let src_bytes: &[u8] = bytemuck::cast_slice(src);
+        debug_assert_eq!(src_bytes.len(), bytes);
+        match inner.config.conduit {
+            Conduit::Shm => {
+                // SAFETY: offset..offset+bytes is inside the target's heap (`locate`
+                // checked it against the object, which the allocator placed inside
+                // the heap), the target's segment stays mapped while `inner` lives, and
+                // the source is a distinct private buffer. Concurrent access to the
+                // target range by other PEs is the program's race, as in OpenSHMEM;
+                // we never create a Rust reference to the shared bytes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        src_bytes.as_ptr(),
+                        inner.segs.segs[target].heap_base().add(offset),
+                        bytes,
+                    )
+                };
+            }
+            Conduit::Am => inner.am.put(target, offset, src_bytes),
+        }
+        Ok(())
+    }
+
+    /// Copies `src[index..index + dst.len()]` from PE `pe` into `dst`; returns with the
+    /// data.
+    pub fn get<T: Pod>(&self, src: &SymVec<T>, index: usize, dst: &mut [T], pe: u32) -> Result<()> {
+        let inner = self.live()?;
+        let target = self.check_pe(pe)?;
+        let (offset, bytes) = self.locate(src, index, dst.len())?;
+        let dst_bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        match inner.config.conduit {
+            Conduit::Shm => {
+                // SAFETY: as in `put`, with the roles of source and destination swapped:
+                // the source range is in bounds of the target's mapped heap, and `dst`
+                // is an exclusive private buffer of exactly `bytes` bytes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        inner.segs.segs[target].heap_base().add(offset),
+                        dst_bytes.as_mut_ptr(),
+                        bytes,
+                    )
+                };
+                Ok(())
+            }
+            Conduit::Am => inner.am.get(target, offset, dst_bytes),
+        }
+    }
+
+    /// Puts one element (OpenSHMEM `p`).
+    pub fn p<T: Pod>(&self, dest: &SymVec<T>, index: usize, value: T, pe: u32) -> Result<()> {
+        self.put(dest, index, std::slice::from_ref(&value), pe)
+    }
+
+    /// Gets one element (OpenSHMEM `g`).
+    pub fn g<T: Pod>(&self, src: &SymVec<T>, index: usize, pe: u32) -> Result<T> {
+        let mut v = T::zeroed();
+        self.get(src, index, std::slice::from_mut(&mut v), pe)?;
+        Ok(v)
+    }
+
+    /// Orders puts: puts to a PE issued before `fence` are delivered before puts to the
+    /// same PE issued after it.
+    pub fn fence(&self) -> Result<()> {
+        let inner = self.live()?;
+        match inner.config.conduit {
+            // Shared-memory puts are stores; a release fence orders them.
+            Conduit::Shm => fence(Ordering::Release),
+            // AMs from one PE to another are served in order (one FIFO ring per pair).
+            Conduit::Am => {}
+        }
+        Ok(())
+    }
+
+    /// Completes every put this PE issued: after `quiet` they are visible at their
+    /// targets.
+    pub fn quiet(&self) -> Result<()> {
+        self.live()?.quiet()
+    }
+
+    // ---------------------------------------------------------------- local access
+
+    fn local_ptr<T: Pod>(&self, obj: &SymVec<T>, index: usize, count: usize) -> Result<*mut u8> {
+        let inner = self.live()?;
+        let (offset, _) = self.locate(obj, index, count)?;
+        // SAFETY: `locate` checked the range against the object, which lies inside this
+        // PE's heap.
+        Ok(unsafe { inner.segs.mine().heap_base().add(offset) })
+    }
+
+    /// Copies `obj[index..index + dst.len()]` of this PE's own copy into `dst` (a local
+    /// load, no conduit involved).
+    pub fn local_read<T: Pod>(&self, obj: &SymVec<T>, index: usize, dst: &mut [T]) -> Result<()> {
+        let p = self.local_ptr(obj, index, dst.len())?;
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        // SAFETY: `p` points at dst.len() in-bounds bytes of our own heap; `dst` is a
+        // private exclusive buffer. No reference to the shared bytes is created.
+        unsafe { std::ptr::copy_nonoverlapping(p, dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    /// Reads one element of this PE's own copy.
+    pub fn local_read_one<T: Pod>(&self, obj: &SymVec<T>, index: usize) -> Result<T> {
+        let mut v = T::zeroed();
+        self.local_read(obj, index, std::slice::from_mut(&mut v))?;
+        Ok(v)
+    }
+
+    /// Copies this PE's whole copy of `obj` into a new vector.
+    pub fn local_to_vec<T: Pod>(&self, obj: &SymVec<T>) -> Result<Vec<T>> {
+        let mut v = vec![T::zeroed(); obj.len()];
+        self.local_read(obj, 0, &mut v)?;
+        Ok(v)
+    }
+
+    /// Copies `src` into this PE's own copy at `index` (a local store).
+    pub fn local_write<T: Pod>(&self, obj: &SymVec<T>, index: usize, src: &[T]) -> Result<()> {
+        let p = self.local_ptr(obj, index, src.len())?;
+        let src: &[u8] = bytemuck::cast_slice(src);
+        // SAFETY: as in `local_read`, in the other direction.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p, src.len()) };
+        Ok(())
+    }
+
+    /// Borrows this PE's own copy of `obj` as a slice, without copying.
+    ///
+    /// # Safety
+    /// Other PEs can write this memory at any time with `put`. The caller must make sure
+    /// none does while the slice lives (for example: between two `barrier_all` calls
+    /// in a phase where no PE puts into `obj`). Prefer [`Shmem::local_read`].
+    pub unsafe fn local_slice<T: Pod>(&self, obj: &SymVec<T>) -> Result<&[T]> {
+        let p = self.local_ptr(obj, 0, obj.len())?;
+        // SAFETY: in bounds and aligned (heap blocks are 64-byte aligned, T: Pod); the
+        // absence of concurrent writers is the caller's obligation (see above).
+        Ok(unsafe { std::slice::from_raw_parts(p as *const T, obj.len()) })
+    }
+
+    /// Borrows this PE's own copy of `obj` mutably, without copying.
+    ///
+    /// # Safety
+    /// As [`Shmem::local_slice`], and no other PE may read the memory either while the
+    /// slice lives; and the caller must not hold two slices of one object at once.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn local_slice_mut<T: Pod>(&self, obj: &SymVec<T>) -> Result<&mut [T]> {
+        let p = self.local_ptr(obj, 0, obj.len())?;
+        // SAFETY: as in `local_slice`; exclusivity is the caller's obligation.
+        Ok(unsafe { std::slice::from_raw_parts_mut(p as *mut T, obj.len()) })
+    }
+
+    // ---------------------------------------------------------------- active messages
+
+    /// Registers handler `id` (`0..64`) for user active messages on this PE. The
+    /// handler runs on this PE's progress thread with the sender's PE and payload and
+    /// returns the reply payload (or an error message for the sender). It must not call
+    /// blocking shmemplus operations. Register the same handlers on every PE, then
+    /// synchronise (`barrier_all`) before sending.
+    ///
+    /// ```
+    /// let shmem = shmemplus::init()?;
+    /// shmem.am_register(0, |src, payload| Ok(payload.iter().rev().copied().collect()))?;
+    /// shmem.barrier_all()?;
+    /// let reply = shmem.am_request(shmem.my_pe(), 0, b"abc")?;
+    /// assert_eq!(reply, b"cba");
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn am_register(
+        &self,
+        id: u16,
+        handler: impl Fn(u32, &[u8]) -> std::result::Result<Vec<u8>, String> + Send + Sync + 'static,
+    ) -> Result<()> {
+        self.live()?.am.register_user(id, Box::new(handler))
+    }
+
+    /// Sends `payload` to user handler `id` on PE `pe` and waits for its reply.
+    pub fn am_request(&self, pe: u32, id: u16, payload: &[u8]) -> Result<Vec<u8>> {
+        let inner = self.live()?;
+        let to = self.check_pe(pe)?;
+        if id >= crate::am::USER_HANDLERS {
+            return Err(Error::InvalidArgument(format!(
+                "active-message handler id {id} is out of range 0..64"
+            )));
+        }
+        inner
+            .am
+            .request(to, USER_BASE + id, payload)
+            .map_err(|e| match e {
+                Error::AmFailed { why, .. } if why.starts_with("no active-message handler") => {
+                    Error::NoHandler { handler: id, pe }
+                }
+                other => other,
+            })
+    }
+
+    /// Sends `payload` to PE `pe`'s built-in echo handler and returns the echoed bytes
+    /// (one AM round trip; used to measure the AM layer).
+    pub fn am_echo(&self, pe: u32, payload: &[u8]) -> Result<Vec<u8>> {
+        let inner = self.live()?;
+        let to = self.check_pe(pe)?;
+        inner.am.request(to, H_ECHO, payload)
+    }
+
+    /// Largest payload of one active message.
+    pub fn am_max_payload(&self) -> usize {
+        self.inner.am.max_payload()
+    }
+
+    // ---------------------------------------------------------------- shutdown
+
+    /// Ends this PE's participation (collective: completes its puts and waits for every
+    /// PE, then stops the progress thread). Any later call on any clone of the handle,
+    /// including a second `finalize`, returns [`Error::Finalized`].
+    pub fn finalize(&self) -> Result<()> {
+        if self.inner.finalized.load(Ordering::Acquire) {
+            return Err(Error::Finalized);
+        }
+        let result = self.inner.barrier_all();
+        if self.inner.finalized.swap(true, Ordering::AcqRel) {
+            return Err(Error::Finalized);
+        }
+        self.inner.shutdown();
+        result
+    }
+}
+
+impl Inner {
+    fn quiet(&self) -> Result<()> {
+        fence(Ordering::SeqCst);
+        if self.config.conduit == Conduit::Am {
+            self.am.quiet()?;
+        }
+        Ok(())
+    }
+
+    fn barrier_all(&self) -> Result<()> {
+        self.quiet()?;
+        let mut coll = self.coll.lock().unwrap_or_else(|e| e.into_inner());
+        self.barrier_locked(&mut coll);
+        Ok(())
+    }
+
+    fn barrier_locked(&self, coll: &mut Collectives) {
+        coll.epoch += 1;
+        let segs = &self.segs;
+        dissemination_barrier(
+            segs.me,
+            segs.n(),
+            coll.epoch,
+            |pe| {
+                let c = segs.segs[pe].control();
+                (&c.barrier_flags[..], &c.user_signal.0)
+            },
+            &self.policy,
+            || self.am.pump_replies(),
+        );
+    }
+
+    fn shutdown(&self) {
+        self.am.stop();
+        let handle = self
+            .progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+        // Closing the bootstrap connection tells the launcher this PE is done.
+        self.coll
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .bootstrap = None;
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if self.finalized.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // Finalize on drop is collective like `finalize`, except on a panicking PE:
+        // that one must not wait for others in a barrier (the launcher ends the job).
+        if !std::thread::panicking() {
+            if let Err(e) = self.barrier_all() {
+                tracing::warn!(pe = self.me, "implicit finalize: {e}");
+            }
+        }
+        self.shutdown();
+    }
+}
+
+fn describe(words: &[u64]) -> String {
+    match words[0] {
+        COLL_ALLOC => format!(
+            "allocates {} bytes (alignment {}) on {}",
+            words[1],
+            words[2],
+            place_name(words[3])
+        ),
+        COLL_FREE => format!(
+            "frees the object at heap offset {} ({} bytes)",
+            words[1], words[2]
+        ),
+        0 => "has not made this collective call".to_string(),
+        k => format!("makes collective call of kind {k}"),
+    }
+}
+
+fn place_name(code: u64) -> String {
+    match code {
+        0 => "Cpu".into(),
+        b => format!("Fpga({})", b - 1),
+    }
+}
