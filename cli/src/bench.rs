@@ -1,0 +1,414 @@
+//! `shmemplus bench`: put/get latency and bandwidth, barrier and AM round-trip times,
+//! measured the way the OSU micro-benchmarks do, next to plain memcpy of the same sizes
+//! on the same buffers in the same run.
+//!
+//! This module owns the measurement method and the report (table and JSON). It starts
+//! its job through [`crate::launcher`] (the PEs are this same binary running the hidden
+//! `bench-pe` subcommand); it must not contain transport code.
+//!
+//! Method (per size, PE 0 measuring against PE 1, every figure a median over
+//! repetitions after warm-up):
+//! - put latency: one put followed by `quiet`, per iteration;
+//! - get latency: one blocking get per iteration;
+//! - bandwidth: a window of puts (or gets) on the same source and destination buffers
+//!   followed by one `quiet`;
+//! - memcpy: the same window of plain copies from the same source buffer into the
+//!   measuring PE's own copy of the destination object.
+
+use crate::launcher::{run_job, JobOutcome, JobSpec, OutputMode};
+use serde::Serialize;
+use shmemplus::{Place, Shmem};
+use std::ffi::OsString;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// Options of `shmemplus bench` (shared by the launching side and the PEs).
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchOptions {
+    /// Number of PEs of the benchmark job.
+    #[arg(short = 'n', long = "np", default_value_t = 2)]
+    pub n_pes: u32,
+    /// Number of simulated nodes (default: one PE per node).
+    #[arg(long)]
+    pub nodes: Option<u32>,
+    /// Conduit for put/get: shm (shared mapping) or am (active messages).
+    #[arg(long, default_value = "shm")]
+    pub conduit: String,
+    /// What to measure: any of rma, barrier, am (comma separated).
+    #[arg(long, default_value = "rma,barrier,am", value_delimiter = ',')]
+    pub ops: Vec<String>,
+    /// Smallest transfer in bytes (powers of two from here).
+    #[arg(long, default_value = "8", value_parser = parse_size_arg)]
+    pub min_size: usize,
+    /// Largest transfer in bytes.
+    #[arg(long, default_value = "32M", value_parser = parse_size_arg)]
+    pub max_size: usize,
+    /// Offset the private source buffer by this many bytes from a page boundary (the
+    /// destination is page-aligned), to measure misaligned copies.
+    #[arg(long, default_value_t = 0)]
+    pub misalign: usize,
+    /// Repetitions per figure (the median is reported).
+    #[arg(long, default_value_t = 15)]
+    pub reps: usize,
+    /// Few sizes and repetitions: a smoke run for CI.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write one JSON record per (route, op, bytes) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+}
+
+fn parse_size_arg(s: &str) -> Result<usize, String> {
+    shmemplus::config::parse_size(s)
+}
+
+/// One measured figure.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Record {
+    /// Route name (`cpu-cpu`; later issues add the FPGA routes).
+    pub route: String,
+    /// `put`, `get`, `memcpy`, `barrier` or `am_roundtrip`.
+    pub op: String,
+    /// Transfer size in bytes.
+    pub bytes: usize,
+    /// Median latency of one operation, microseconds.
+    pub latency_us: f64,
+    /// Median bandwidth, 10^6 bytes per second (0 where it does not apply).
+    pub bandwidth_mbps: f64,
+    /// Bandwidth divided by memcpy bandwidth of the same size in the same run.
+    pub ratio_to_memcpy: Option<f64>,
+    /// Conduit the job ran with.
+    pub conduit: String,
+    /// PEs in the job.
+    pub n_pes: u32,
+}
+
+/// Runs the benchmark job and prints the report; the launching side.
+pub fn run(opts: &BenchOptions) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+    let mut args: Vec<OsString> = vec!["bench-pe".into()];
+    args.extend(forward_args(opts).into_iter().map(OsString::from));
+    let mut spec = JobSpec::new(opts.n_pes, exe);
+    spec.args = args;
+    spec.nodes = opts.nodes;
+    spec.output = OutputMode::Inherit;
+    spec.handle_signals = true;
+    spec.timeout = Some(Duration::from_secs(1800));
+    // Heap: the destination object of max_size, plus slack.
+    let heap = opts.max_size.next_power_of_two().max(1 << 20) * 2;
+    spec.env.push(("SHMEM_SYMMETRIC_SIZE".into(), heap.to_string().into()));
+    spec.env.push(("SHMEMPLUS_CONDUIT".into(), opts.conduit.clone().into()));
+    let report = run_job(&spec).map_err(|e| e.to_string())?;
+    match report.outcome {
+        JobOutcome::Success => Ok(()),
+        _ => Err(format!("benchmark job failed: {}", report.message())),
+    }
+}
+
+fn forward_args(o: &BenchOptions) -> Vec<String> {
+    let mut a = vec![
+        format!("--np={}", o.n_pes),
+        format!("--conduit={}", o.conduit),
+        format!("--ops={}", o.ops.join(",")),
+        format!("--min-size={}", o.min_size),
+        format!("--max-size={}", o.max_size),
+        format!("--misalign={}", o.misalign),
+        format!("--reps={}", o.reps),
+    ];
+    if let Some(k) = o.nodes {
+        a.push(format!("--nodes={k}"));
+    }
+    if o.quick {
+        a.push("--quick".into());
+    }
+    if let Some(j) = &o.json {
+        a.push(format!("--json={}", j.display()));
+    }
+    a
+}
+
+/// The median of `xs` (which it sorts).
+pub fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => xs[n / 2],
+        _ => (xs[n / 2 - 1] + xs[n / 2]) / 2.0,
+    }
+}
+
+/// Times `reps` repetitions of `batch` calls of `op` and returns the median seconds per
+/// call. `op` returns an error to abort.
+fn time_per_op(
+    reps: usize,
+    batch: usize,
+    mut op: impl FnMut() -> shmemplus::Result<()>,
+) -> shmemplus::Result<f64> {
+    // Warm-up: one batch, untimed.
+    for _ in 0..batch {
+        op()?;
+    }
+    let mut samples = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        for _ in 0..batch {
+            op()?;
+        }
+        samples.push(t.elapsed().as_secs_f64() / batch as f64);
+    }
+    Ok(median(&mut samples))
+}
+
+/// A page-aligned private buffer (so put and memcpy see the same alignment the user
+/// asked for with `--misalign`).
+struct AlignedBuf {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl AlignedBuf {
+    fn new(bytes: usize) -> AlignedBuf {
+        let layout = std::alloc::Layout::from_size_align(bytes.max(1), 4096).expect("valid layout");
+        // SAFETY: the layout has non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        AlignedBuf { ptr, layout }
+    }
+
+    fn slice(&mut self, off: usize, len: usize) -> &mut [u8] {
+        assert!(off + len <= self.layout.size());
+        // SAFETY: in bounds (asserted), initialised (alloc_zeroed), exclusively borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(off), len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+fn sizes(o: &BenchOptions) -> Vec<usize> {
+    let mut v = Vec::new();
+    let mut s = o.min_size.max(1);
+    while s <= o.max_size {
+        v.push(s);
+        s = if o.quick { s * 8 } else { s * 2 };
+    }
+    v
+}
+
+/// Calls per timed batch for a transfer of `bytes`: enough to last well above the
+/// clock's resolution, few enough to keep the run short.
+fn batch_for(bytes: usize, quick: bool) -> usize {
+    let target = if quick { 256 << 10 } else { 4 << 20 };
+    (target / bytes.max(1)).clamp(1, if quick { 200 } else { 2000 })
+}
+
+/// The PE side: every PE of the benchmark job runs this.
+pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
+    let err = |e: shmemplus::Error| e.to_string();
+    let shmem = shmemplus::init().map_err(err)?;
+    let me = shmem.my_pe();
+    let n = shmem.n_pes();
+    let reps = if opts.quick { opts.reps.min(5) } else { opts.reps }.max(1);
+    let conduit = shmem.config().conduit.name().to_string();
+    let mut records = Vec::new();
+    let record = |op: &str, bytes: usize, secs: f64, bw: f64, ratio: Option<f64>| Record {
+        route: if op == "barrier" || op == "am_roundtrip" { op.to_string() } else { "cpu-cpu".into() },
+        op: op.into(),
+        bytes,
+        latency_us: secs * 1e6,
+        bandwidth_mbps: bw / 1e6,
+        ratio_to_memcpy: ratio,
+        conduit: conduit.clone(),
+        n_pes: n,
+    };
+    let has = |k: &str| opts.ops.iter().any(|o| o == k);
+
+    if has("rma") && n >= 2 {
+        let max = opts.max_size;
+        let dst = shmem.alloc::<u8>(max, Place::Cpu).map_err(err)?;
+        let mut src_buf = AlignedBuf::new(max + opts.misalign + 4096);
+        let mut get_buf = AlignedBuf::new(max + opts.misalign + 4096);
+        if me == 0 {
+            print_header(&conduit, n, opts);
+            let sizes = sizes(opts);
+            let bar = progress_bar(sizes.len());
+            for &bytes in &sizes {
+                let src = src_buf.slice(opts.misalign, bytes);
+                src.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+                let src: &[u8] = src;
+                let batch = batch_for(bytes, opts.quick);
+                let window = (batch).clamp(1, 64);
+                let put_lat = time_per_op(reps, batch, || {
+                    shmem.put(&dst, 0, src, 1)?;
+                    shmem.quiet()
+                })
+                .map_err(err)?;
+                let mut get_dst = get_buf.slice(opts.misalign, bytes);
+                let get_lat =
+                    time_per_op(reps, batch, || shmem.get(&dst, 0, get_dst.as_mut(), 1)).map_err(err)?;
+                let put_win = time_per_op(reps, 1, || {
+                    for _ in 0..window {
+                        shmem.put(&dst, 0, src, 1)?;
+                    }
+                    shmem.quiet()
+                })
+                .map_err(err)?;
+                let get_win = time_per_op(reps, 1, || {
+                    for _ in 0..window {
+                        shmem.get(&dst, 0, get_dst.as_mut(), 1)?;
+                    }
+                    Ok(())
+                })
+                .map_err(err)?;
+                // SAFETY: nothing else touches PE 0's copy of `dst` during the run
+                // (PE 1 waits in a barrier; only PE 1's copy is written by the puts).
+                let local = unsafe { shmem.local_slice_mut(&dst) }.map_err(err)?;
+                let memcpy_win = time_per_op(reps, 1, || {
+                    for _ in 0..window {
+                        local[..bytes].copy_from_slice(black_box(src));
+                        black_box(&mut local[..bytes]);
+                    }
+                    Ok(())
+                })
+                .map_err(err)?;
+                let bw = |secs: f64| (window * bytes) as f64 / secs;
+                let (put_bw, get_bw, mem_bw) = (bw(put_win), bw(get_win), bw(memcpy_win));
+                records.push(record("put", bytes, put_lat, put_bw, Some(put_bw / mem_bw)));
+                records.push(record("get", bytes, get_lat, get_bw, Some(get_bw / mem_bw)));
+                records.push(record("memcpy", bytes, memcpy_win / window as f64, mem_bw, Some(1.0)));
+                bar.suspend(|| {
+                    println!(
+                        "{:>10} {:>11.3} {:>11.3} {:>11.0} {:>11.0} {:>11.0} {:>7.2} {:>7.2}",
+                        human(bytes),
+                        put_lat * 1e6,
+                        get_lat * 1e6,
+                        put_bw / 1e6,
+                        get_bw / 1e6,
+                        mem_bw / 1e6,
+                        put_bw / mem_bw,
+                        get_bw / mem_bw
+                    )
+                });
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+        }
+        shmem.barrier_all().map_err(err)?;
+        shmem.free(dst).map_err(err)?;
+    }
+
+    if has("barrier") {
+        let batch = if opts.quick { 200 } else { 2000 };
+        shmem.barrier_all().map_err(err)?;
+        let secs = time_per_op(reps, batch, || shmem.barrier_all()).map_err(err)?;
+        if me == 0 {
+            println!("barrier_all, {n} PEs: median {:.3} us", secs * 1e6);
+            records.push(record("barrier", 0, secs, 0.0, None));
+        }
+    }
+
+    if has("am") && n >= 2 {
+        shmem.barrier_all().map_err(err)?;
+        if me == 0 {
+            let payload = [7u8; 8];
+            let batch = if opts.quick { 200 } else { 2000 };
+            let secs = time_per_op(reps, batch, || {
+                let r = shmem.am_echo(1, &payload)?;
+                black_box(r);
+                Ok(())
+            })
+            .map_err(err)?;
+            println!("AM round trip, 8 bytes, PE 0 -> PE 1: median {:.3} us", secs * 1e6);
+            records.push(record("am_roundtrip", 8, secs, 0.0, None));
+        }
+        shmem.barrier_all().map_err(err)?;
+    }
+
+    if me == 0 {
+        if let Some(path) = &opts.json {
+            let text = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
+            std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+            println!("wrote {} records to {}", records.len(), path.display());
+        }
+    }
+    shmem.finalize().map_err(err)
+}
+
+fn print_header(conduit: &str, n: u32, o: &BenchOptions) {
+    println!(
+        "shmemplus bench: route cpu-cpu, PE 0 -> PE 1, {n} PEs, conduit {conduit}, source misaligned by {} B; medians",
+        o.misalign
+    );
+    println!(
+        "{:>10} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7} {:>7}",
+        "bytes", "put+q us", "get us", "put MB/s", "get MB/s", "memcpy MB/s", "put/mc", "get/mc"
+    );
+}
+
+fn progress_bar(len: usize) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(len as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} sizes {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}
+
+/// `1024` -> `1K`, `3 << 20` -> `3M`.
+pub fn human(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
+        b => b.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(8), "8");
+        assert_eq!(human(4096), "4K");
+        assert_eq!(human(32 << 20), "32M");
+    }
+
+    #[test]
+    fn sizes_cover_the_range() {
+        let mut o = BenchOptions {
+            n_pes: 2,
+            nodes: None,
+            conduit: "shm".into(),
+            ops: vec![],
+            min_size: 8,
+            max_size: 32 << 20,
+            misalign: 0,
+            reps: 3,
+            quick: false,
+            json: None,
+        };
+        let s = sizes(&o);
+        assert_eq!((s[0], *s.last().unwrap(), s.len()), (8, 32 << 20, 23));
+        o.quick = true;
+        assert!(sizes(&o).len() < 10);
+    }
+}

@@ -1,0 +1,332 @@
+//! `shmemplus-test-pe`: the PE program of the integration tests. Each mode is one
+//! scenario; a PE prints what it checked and exits 0 only if every check held, so the
+//! tests can assert on the job's outcome and on each PE's output.
+
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use shmemplus::{Error, Place};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mode = args.first().map(String::as_str).unwrap_or("");
+    let arg = |i: usize| args.get(i).and_then(|s| s.parse::<u64>().ok());
+    let result = match mode {
+        "rma" => rma(arg(1).unwrap_or(1), arg(2).unwrap_or(20) as usize),
+        "barrier" => barrier_order(arg(1).unwrap_or(200)),
+        "nonsym-size" => nonsym_size(),
+        "nonsym-order" => nonsym_order(),
+        "bad-input" => bad_input(),
+        "panic" => fail_after_barrier(arg(1).unwrap_or(1) as u32, false),
+        "kill" => fail_after_barrier(arg(1).unwrap_or(1) as u32, true),
+        "idle" => idle_barrier(),
+        "am" => am_messages(),
+        other => Err(format!("unknown mode '{other}'")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("test-pe failed: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn e2s(e: Error) -> String {
+    e.to_string()
+}
+
+/// The byte writer `w` puts at position `pos` of its region on target `t` in op `k`.
+fn pattern(w: usize, t: usize, k: usize, pos: usize) -> u8 {
+    (w.wrapping_mul(131) ^ t.wrapping_mul(31) ^ k.wrapping_mul(7) ^ pos.wrapping_mul(13)) as u8 | 1
+}
+
+/// The random put ops writer `w` issues to target `t`: (offset, len) within a region.
+fn ops(seed: u64, w: usize, t: usize, count: usize, region: usize) -> Vec<(usize, usize)> {
+    let mut rng = StdRng::seed_from_u64(seed ^ ((w as u64) << 20) ^ ((t as u64) << 40));
+    (0..count)
+        .map(|k| {
+            let off = rng.random_range(0..region);
+            // Mostly small, sometimes spanning several AM records.
+            let max = region - off;
+            let len = if k % 4 == 0 { rng.random_range(0..=max) } else { rng.random_range(0..=max.min(300)) };
+            (off, len)
+        })
+        .collect()
+}
+
+/// What PE `t`'s array holds after every writer's puts, by replaying their ops.
+fn expected(seed: u64, t: usize, n: usize, count: usize, region: usize) -> Vec<u8> {
+    let mut v = vec![0u8; n * region];
+    for w in 0..n {
+        for (k, (off, len)) in ops(seed, w, t, count, region).into_iter().enumerate() {
+            for pos in off..off + len {
+                v[w * region + pos] = pattern(w, t, k, pos);
+            }
+        }
+    }
+    v
+}
+
+/// Random puts and gets of random sizes and offsets to every PE (self included),
+/// checked byte for byte against a replay; then typed `p`/`g` and offset puts.
+fn rma(seed: u64, count: usize) -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let (me, n) = (shmem.my_pe() as usize, shmem.n_pes() as usize);
+    let region = 160 << 10;
+    let arr = shmem.alloc::<u8>(n * region, Place::Cpu).map_err(e2s)?;
+    for t in 0..n {
+        for (k, (off, len)) in ops(seed, me, t, count, region).into_iter().enumerate() {
+            let data: Vec<u8> = (off..off + len).map(|pos| pattern(me, t, k, pos)).collect();
+            shmem.put(&arr, me * region + off, &data, t as u32).map_err(e2s)?;
+        }
+        shmem.fence().map_err(e2s)?;
+    }
+    shmem.barrier_all().map_err(e2s)?;
+    let mine = shmem.local_to_vec(&arr).map_err(e2s)?;
+    let want = expected(seed, me, n, count, region);
+    if let Some(i) = (0..mine.len()).find(|&i| mine[i] != want[i]) {
+        return Err(format!(
+            "PE {me}: byte {i} (writer {}, offset {}) is {} but should be {}",
+            i / region,
+            i % region,
+            mine[i],
+            want[i]
+        ));
+    }
+    println!("PE {me}: local contents after puts verified ({} bytes)", mine.len());
+    // Gets of random ranges from every PE.
+    let mut rng = StdRng::seed_from_u64(seed.wrapping_add(me as u64));
+    for t in 0..n {
+        let theirs = expected(seed, t, n, count, region);
+        for _ in 0..count {
+            let off = rng.random_range(0..theirs.len());
+            let len = rng.random_range(0..=(theirs.len() - off).min(200_000));
+            let mut buf = vec![0u8; len];
+            shmem.get(&arr, off, &mut buf, t as u32).map_err(e2s)?;
+            if buf[..] != theirs[off..off + len] {
+                return Err(format!("PE {me}: get of {len} bytes at {off} from PE {t} differs"));
+            }
+        }
+    }
+    println!("PE {me}: gets from every PE verified");
+    // Typed single-element p/g and indexed puts of u64.
+    let slots = shmem.alloc::<u64>(n + 8, Place::Cpu).map_err(e2s)?;
+    for t in 0..n {
+        shmem.p(&slots, me, (me * 1000 + t) as u64, t as u32).map_err(e2s)?;
+    }
+    shmem.barrier_all().map_err(e2s)?;
+    for t in 0..n {
+        for w in 0..n {
+            let v = shmem.g(&slots, w, t as u32).map_err(e2s)?;
+            if v != (w * 1000 + t) as u64 {
+                return Err(format!("PE {me}: g(slot {w}) on PE {t} = {v}, want {}", w * 1000 + t));
+            }
+        }
+    }
+    println!("PE {me}: p/g verified");
+    shmem.free(slots).map_err(e2s)?;
+    shmem.free(arr).map_err(e2s)?;
+    shmem.finalize().map_err(e2s)?;
+    println!("PE {me}: rma ok");
+    Ok(())
+}
+
+/// Rounds of "put my round number into the next PE, barrier, check the previous PE's
+/// value arrived": a barrier that let a PE through early, or did not complete puts,
+/// shows up as a stale value.
+fn barrier_order(rounds: u64) -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let slot = shmem.alloc::<u64>(2, Place::Cpu).map_err(e2s)?;
+    for r in 1..=rounds {
+        let parity = (r % 2) as usize;
+        shmem.p(&slot, parity, r, (me + 1) % n).map_err(e2s)?;
+        shmem.barrier_all().map_err(e2s)?;
+        let got = shmem.local_read_one(&slot, parity).map_err(e2s)?;
+        if got != r {
+            return Err(format!("PE {me}: round {r}: slot holds {got}"));
+        }
+        // Second barrier: nobody writes round r+2 into this parity slot before we read.
+        shmem.barrier_all().map_err(e2s)?;
+    }
+    println!("PE {me}: {rounds} barrier rounds ordered");
+    shmem.finalize().map_err(e2s)
+}
+
+fn expect_nonsym<T>(r: shmemplus::Result<T>, me: u32) -> Result<(), String> {
+    match r {
+        Err(Error::NonSymmetric(msg)) => {
+            println!("PE {me}: non-symmetric detected: {msg}");
+            Ok(())
+        }
+        Err(e) => Err(format!("PE {me}: expected NonSymmetric, got {e}")),
+        Ok(_) => Err(format!("PE {me}: non-symmetric allocation went undetected")),
+    }
+}
+
+/// PE 0 asks a different size from everyone else.
+fn nonsym_size() -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let me = shmem.my_pe();
+    let len = if me == 0 { 100 } else { 200 };
+    expect_nonsym(shmem.alloc::<u32>(len, Place::Cpu), me)?;
+    // The job is still usable afterwards: a symmetric call succeeds on every PE.
+    let ok = shmem.alloc::<u32>(10, Place::Cpu).map_err(e2s)?;
+    shmem.free(ok).map_err(e2s)?;
+    shmem.finalize().map_err(e2s)
+}
+
+/// PE 0 allocates a then b; the others b then a.
+fn nonsym_order() -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let me = shmem.my_pe();
+    let (first, second) = if me == 0 { (64, 4096) } else { (4096, 64) };
+    expect_nonsym(shmem.alloc::<u8>(first, Place::Cpu), me)?;
+    expect_nonsym(shmem.alloc::<u8>(second, Place::Cpu), me)?;
+    shmem.finalize().map_err(e2s)
+}
+
+fn expect_err<T>(what: &str, r: shmemplus::Result<T>, ok: impl Fn(&Error) -> bool) -> Result<(), String> {
+    match r {
+        Err(e) if ok(&e) => {
+            println!("{what}: {e}");
+            Ok(())
+        }
+        Err(e) => Err(format!("{what}: wrong error {e:?}")),
+        Ok(_) => Err(format!("{what}: accepted")),
+    }
+}
+
+/// Every bad input gets its own error and leaves memory untouched.
+fn bad_input() -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let a = shmem.alloc::<u32>(16, Place::Cpu).map_err(e2s)?;
+    let guard = shmem.alloc::<u32>(16, Place::Cpu).map_err(e2s)?;
+    shmem.local_write(&guard, 0, &[0xfeed; 16]).map_err(e2s)?;
+    shmem.barrier_all().map_err(e2s)?;
+    let next = (me + 1) % n;
+    expect_err("invalid PE", shmem.put(&a, 0, &[1], n), |e| matches!(e, Error::InvalidPe { .. }))?;
+    expect_err("invalid PE get", shmem.g(&a, 0, n + 5), |e| matches!(e, Error::InvalidPe { .. }))?;
+    expect_err("put past the end", shmem.put(&a, 10, &[7; 7], next), |e| {
+        matches!(e, Error::OutOfBounds { start: 10, end: 17, len: 16 })
+    })?;
+    let mut buf = [0u32; 4];
+    expect_err("get past the end", shmem.get(&a, 14, &mut buf, next), |e| matches!(e, Error::OutOfBounds { .. }))?;
+    expect_err("index overflow", shmem.put(&a, usize::MAX, &[1], next), |e| matches!(e, Error::OutOfBounds { .. }))?;
+    expect_err("local write past the end", shmem.local_write(&a, 16, &[1]), |e| {
+        matches!(e, Error::OutOfBounds { .. })
+    })?;
+    expect_err("heap exhausted", shmem.alloc::<u8>(1 << 40, Place::Cpu), |e| {
+        matches!(e, Error::HeapExhausted { .. }) && e.to_string().contains("SHMEM_SYMMETRIC_SIZE")
+    })?;
+    expect_err("board place", shmem.alloc::<u8>(64, Place::Fpga(0)), |e| matches!(e, Error::PlaceUnavailable(_)))?;
+    expect_err("second init", shmemplus::init(), |e| matches!(e, Error::AlreadyInitialized))?;
+    shmem.barrier_all().map_err(e2s)?;
+    // Nothing of the refused writes landed: the object and its neighbour are intact.
+    let a_now = shmem.local_to_vec(&a).map_err(e2s)?;
+    let guard_now = shmem.local_to_vec(&guard).map_err(e2s)?;
+    if a_now != vec![0; 16] || guard_now != vec![0xfeed; 16] {
+        return Err(format!("PE {me}: memory changed by refused calls: {a_now:?} {guard_now:?}"));
+    }
+    let handle = shmem.clone();
+    shmem.finalize().map_err(e2s)?;
+    expect_err("use after finalize", handle.put(&a, 0, &[1], me), |e| matches!(e, Error::Finalized))?;
+    expect_err("second finalize", handle.finalize(), |e| matches!(e, Error::Finalized))?;
+    println!("PE {me}: bad input ok");
+    Ok(())
+}
+
+/// Every PE passes a barrier; then PE `victim` panics (or SIGKILLs itself) while the
+/// others put in a loop and wait in barriers, which never complete.
+fn fail_after_barrier(victim: u32, kill: bool) -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let me = shmem.my_pe();
+    let data = shmem.alloc::<u8>(1 << 20, Place::Cpu).map_err(e2s)?;
+    shmem.barrier_all().map_err(e2s)?;
+    println!("PE {me}: pid {} past the first barrier", std::process::id());
+    if me == victim {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if kill {
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL)
+                .map_err(|e| e.to_string())?;
+        }
+        panic!("PE {me} fails on purpose");
+    }
+    let buf = vec![me as u8; 1 << 20];
+    for _ in 0..200 {
+        shmem.put(&data, 0, &buf, victim).map_err(e2s)?;
+        shmem.quiet().map_err(e2s)?;
+    }
+    shmem.barrier_all().map_err(e2s)?;
+    Err(format!("PE {me}: a barrier with a dead PE completed"))
+}
+
+/// PE 0 sleeps 2 s before the barrier; the others measure the CPU time they spend
+/// waiting (all threads of the process, progress thread included) and fail above 10%
+/// of one core.
+fn idle_barrier() -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let me = shmem.my_pe();
+    shmem.barrier_all().map_err(e2s)?;
+    if me == 0 {
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        shmem.barrier_all().map_err(e2s)?;
+        return shmem.finalize().map_err(e2s);
+    }
+    let cpu = || {
+        let u = rustix::process::getrusage(rustix::process::RusageWho::Self_);
+        let t = |tv: rustix::process::Timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+        t(u.ru_utime) + t(u.ru_stime)
+    };
+    let (c0, w0) = (cpu(), std::time::Instant::now());
+    shmem.barrier_all().map_err(e2s)?;
+    let (used, wall) = (cpu() - c0, w0.elapsed().as_secs_f64());
+    let share = used / wall;
+    println!("PE {me}: waited {wall:.2} s in a barrier using {:.1}% of a core", share * 100.0);
+    if wall < 1.0 {
+        return Err(format!("PE {me}: barrier returned after {wall:.2} s, before PE 0 arrived"));
+    }
+    if share > 0.10 {
+        return Err(format!("PE {me}: idle wait burned {:.1}% of a core", share * 100.0));
+    }
+    shmem.finalize().map_err(e2s)
+}
+
+/// User active messages: a handler on every PE, requests to every PE, an unknown
+/// handler and an oversized payload.
+fn am_messages() -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    shmem
+        .am_register(3, move |src, payload| {
+            let mut out = format!("PE {me} served PE {src}: ").into_bytes();
+            out.extend_from_slice(payload);
+            Ok(out)
+        })
+        .map_err(e2s)?;
+    shmem.am_register(4, |_, _| Err("refused on purpose".into())).map_err(e2s)?;
+    shmem.barrier_all().map_err(e2s)?;
+    for t in 0..n {
+        let reply = shmem.am_request(t, 3, b"ping").map_err(e2s)?;
+        let want = format!("PE {t} served PE {me}: ping");
+        if reply != want.as_bytes() {
+            return Err(format!("reply {:?}, want {want:?}", String::from_utf8_lossy(&reply)));
+        }
+        let big = vec![9u8; shmem.am_max_payload()];
+        if shmem.am_echo(t, &big).map_err(e2s)? != big {
+            return Err("echo of a full payload differs".into());
+        }
+    }
+    expect_err("unknown handler", shmem.am_request((me + 1) % n, 9, b"x"), |e| {
+        matches!(e, Error::NoHandler { handler: 9, .. })
+    })?;
+    expect_err("handler error", shmem.am_request((me + 1) % n, 4, b"x"), |e| {
+        matches!(e, Error::AmFailed { .. }) && e.to_string().contains("refused on purpose")
+    })?;
+    let too_big = vec![0u8; shmem.am_max_payload() + 1];
+    expect_err("oversized payload", shmem.am_echo(0, &too_big), |e| matches!(e, Error::InvalidArgument(_)))?;
+    shmem.barrier_all().map_err(e2s)?;
+    println!("PE {me}: am ok");
+    shmem.finalize().map_err(e2s)
+}

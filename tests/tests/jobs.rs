@@ -1,0 +1,147 @@
+//! Integration tests that launch real multi-PE jobs of `shmemplus-test-pe` through the
+//! launcher library, on both conduits, and check results, errors and leaks.
+
+use shmemplus_cli::launcher::{ExitCause, JobOutcome};
+use shmemplus_tests::{dump, run};
+use std::time::Duration;
+
+const PE: &str = env!("CARGO_BIN_EXE_shmemplus-test-pe");
+
+fn conduits() -> [(&'static str, &'static str); 2] {
+    [("SHMEMPLUS_CONDUIT", "shm"), ("SHMEMPLUS_CONDUIT", "am")]
+}
+
+#[test]
+fn random_put_get_to_every_pe_on_both_conduits() {
+    for (n, seed) in [(2u32, 11u64), (3, 12), (5, 13)] {
+        for env in conduits() {
+            let seed = seed.to_string();
+            let r = run(PE, n, &["rma", &seed, "24"], &[env, ("SHMEM_SYMMETRIC_SIZE", "8M")]);
+            assert_eq!(r.outcome, JobOutcome::Success, "{n} PEs {env:?}\n{}", dump(&r));
+            for (pe, out) in r.stdout.iter().enumerate() {
+                assert!(out.contains(&format!("PE {pe}: rma ok")), "{}", dump(&r));
+            }
+        }
+    }
+}
+
+#[test]
+fn small_am_rings_still_carry_large_transfers() {
+    // 4 KiB rings: every transfer above ~1 KiB is split into many records and the
+    // producers wait for ring space all the time.
+    let env = [("SHMEMPLUS_CONDUIT", "am"), ("SHMEMPLUS_AM_RING", "4K"), ("SHMEM_SYMMETRIC_SIZE", "4M")];
+    let r = run(PE, 3, &["rma", "99", "8"], &env);
+    assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
+}
+
+#[test]
+fn barrier_orders_puts() {
+    for env in conduits() {
+        let r = run(PE, 4, &["barrier", "300"], &[env]);
+        assert_eq!(r.outcome, JobOutcome::Success, "{env:?}\n{}", dump(&r));
+        assert!(r.stdout.iter().all(|o| o.contains("300 barrier rounds ordered")));
+    }
+}
+
+#[test]
+fn non_symmetric_allocation_is_reported_on_every_pe() {
+    for mode in ["nonsym-size", "nonsym-order"] {
+        let r = run(PE, 3, &[mode], &[]);
+        assert_eq!(r.outcome, JobOutcome::Success, "{mode}\n{}", dump(&r));
+        for (pe, out) in r.stdout.iter().enumerate() {
+            assert!(out.contains(&format!("PE {pe}: non-symmetric detected")), "{mode}\n{}", dump(&r));
+        }
+    }
+    let r = run(PE, 2, &["nonsym-size"], &[]);
+    assert!(r.stdout[1].contains("allocates 800 bytes") && r.stdout[1].contains("allocates 400 bytes"), "{}", dump(&r));
+}
+
+#[test]
+fn bad_inputs_get_clear_errors_on_both_conduits() {
+    for env in conduits() {
+        let r = run(PE, 2, &["bad-input"], &[env, ("SHMEM_SYMMETRIC_SIZE", "1M")]);
+        assert_eq!(r.outcome, JobOutcome::Success, "{env:?}\n{}", dump(&r));
+        assert!(r.stdout.iter().all(|o| o.contains("bad input ok")), "{}", dump(&r));
+        assert!(r.stdout[0].contains("invalid PE 2: this job has PEs 0..2"), "{}", dump(&r));
+    }
+}
+
+#[test]
+fn mismatched_heap_sizes_fail_at_start_on_every_pe() {
+    // Only PE 1 sees a different SHMEM_SYMMETRIC_SIZE: the bootstrap check names it.
+    let r = run(
+        "sh",
+        2,
+        &["-c", &format!("[ $SHMEMPLUS_PE = 1 ] && export SHMEM_SYMMETRIC_SIZE=2M; exec {PE} barrier 1")],
+        &[("SHMEM_SYMMETRIC_SIZE", "1M")],
+    );
+    assert!(matches!(r.outcome, JobOutcome::PeFailed { .. }), "{}", dump(&r));
+    let all_err = r.stderr.concat();
+    assert!(all_err.contains("PE 1 has SHMEM_SYMMETRIC_SIZE"), "{}", dump(&r));
+}
+
+#[test]
+fn user_active_messages() {
+    let r = run(PE, 3, &["am"], &[]);
+    assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
+    assert!(r.stdout.iter().all(|o| o.contains("am ok")), "{}", dump(&r));
+}
+
+#[test]
+fn panicking_pe_ends_the_job_promptly_and_is_named() {
+    for env in conduits() {
+        let r = run(PE, 3, &["panic", "2"], &[env]);
+        match r.outcome {
+            JobOutcome::PeFailed { pe: 2, cause: ExitCause::Code(101), .. } => {}
+            _ => panic!("{env:?}\n{}", dump(&r)),
+        }
+        assert!(r.message().contains("PE 2"), "{}", r.message());
+        // The others were blocked on the dead PE; the launcher ended them quickly.
+        assert!(r.elapsed < Duration::from_secs(10), "took {:?}", r.elapsed);
+    }
+}
+
+#[test]
+fn pe_killed_mid_transfer_ends_the_job_and_leaks_nothing() {
+    for env in conduits() {
+        let r = run(PE, 3, &["kill", "1"], &[env]);
+        match r.outcome {
+            JobOutcome::PeFailed { pe: 1, cause: ExitCause::Signal(9), .. } => {}
+            _ => panic!("{env:?}\n{}", dump(&r)),
+        }
+        assert!(r.message().contains("SIGKILL"), "{}", r.message());
+    }
+}
+
+#[test]
+fn idle_barrier_does_not_burn_a_core() {
+    let r = run(PE, 2, &["idle"], &[]);
+    assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
+}
+
+#[test]
+fn hello_runs_on_four_pes_with_nodes() {
+    let hello = env!("CARGO_BIN_EXE_shmemplus-test-pe").replace("shmemplus-test-pe", "hello");
+    if !std::path::Path::new(&hello).exists() {
+        // Built by `cargo test --workspace`; when this package is tested alone the
+        // example may be missing, and the other tests cover the same paths.
+        eprintln!("skipping: {hello} not built");
+        return;
+    }
+    let mut spec = shmemplus_cli::launcher::JobSpec::new(4, hello);
+    spec.pes_per_node = Some(2);
+    spec.output = shmemplus_cli::launcher::OutputMode::Capture;
+    spec.timeout = Some(Duration::from_secs(60));
+    let r = shmemplus_cli::launcher::run_job(&spec).unwrap();
+    shmemplus_tests::assert_nothing_left(&r);
+    assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
+    for pe in 0..4u32 {
+        let next = (pe + 1) % 4;
+        let line = format!(
+            "hello from PE {pe} of 4 on node {}: PE {next} holds {}",
+            pe / 2,
+            100 * next + 1
+        );
+        assert!(r.stdout[pe as usize].contains(&line), "{}", dump(&r));
+    }
+}
