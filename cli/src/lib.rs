@@ -1,2 +1,4 @@
 //! shmemplus-cli: the launcher library behind `shmemrun` (and behind the jobs that
 //! `shmemplus bench` and the integration tests start), plus the `shmemplus` tool.
+
+pub mod launcher;
