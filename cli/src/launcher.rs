@@ -1039,6 +1039,9 @@ impl Bootstrap {
     }
 }
 
+/// A completed allgather round: its number and every PE's bytes in rank order.
+type Gathered = (u32, Vec<Vec<u8>>);
+
 /// The state of the job's allgather rounds (pure logic, no I/O).
 #[derive(Debug)]
 struct Rounds {
@@ -1064,7 +1067,7 @@ impl Rounds {
         pe: u32,
         round: u32,
         data: Vec<u8>,
-    ) -> Result<Option<(u32, Vec<Vec<u8>>)>, String> {
+    ) -> Result<Option<Gathered>, String> {
         if round != self.round {
             return Err(format!(
                 "PE {pe} sent allgather round {round} while the job is in round {}",
