@@ -171,3 +171,48 @@ fn sigint_ends_the_job_and_its_pes() {
         );
     }
 }
+
+#[test]
+fn pes_die_when_the_launcher_is_killed() {
+    // PR_SET_PDEATHSIG covers the PE processes themselves (not their own children: a
+    // SIGKILLed launcher cannot run any cleanup), hence `exec`.
+    let mut child = Command::new(SHMEMRUN)
+        .args(["-n", "2", "--timeout", "25", "--tag-output"])
+        .args(["sh", "-c", "echo $$; exec sleep 30"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut pids = Vec::new();
+    while pids.len() < 2 {
+        let Ok(line) = rx.recv_timeout(LIMIT) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("PEs did not start");
+        };
+        pids.extend(line.rsplit(' ').next().and_then(|p| p.parse::<u32>().ok()));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup code of the launcher runs
+    child.wait().unwrap();
+    let until = Instant::now() + LIMIT;
+    while pids.iter().any(|&p| alive(p)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survivors: Vec<u32> = pids.into_iter().filter(|&p| alive(p)).collect();
+    for &pid in &survivors {
+        // SAFETY: plain syscall; do not leave the survivor behind.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    }
+    assert!(
+        survivors.is_empty(),
+        "PEs {survivors:?} outlived their SIGKILLed launcher"
+    );
+}
