@@ -5,8 +5,9 @@
 //!
 //! - the job identity: a random job id and per-job secret;
 //! - spawning the N PEs with the environment contract of [`shmemplus::launch`], each in
-//!   its own process group and with `PR_SET_PDEATHSIG = SIGKILL`, so a PE's children are
-//!   reachable and nothing survives a killed launcher;
+//!   its own process group (one signal reaches a PE and its children) and with
+//!   `PR_SET_PDEATHSIG = SIGKILL` (a PE dies with a killed launcher; its own children
+//!   are then beyond reach, as no launcher code runs);
 //! - serving the bootstrap protocol (authentication and allgather rounds) on a Linux
 //!   abstract unix socket `@shmemplus-<job id>`; it never interprets the gathered bytes;
 //! - supervision: the first PE that exits non-zero or dies by a signal, a timeout, or
@@ -473,9 +474,11 @@ async fn supervise(
     // The PEs are gone: stop serving, then make sure nothing of theirs survives.
     drop(listener);
     bootstrap.close_all();
+    // Leftovers (a PE's background children) get what is left of the SIGTERM grace.
     let grace = match teardown {
         Teardown::Running => TERM_GRACE,
-        _ => Duration::ZERO,
+        Teardown::Terminating { kill_at } => kill_at.saturating_duration_since(Instant::now()),
+        Teardown::Killed { .. } => Duration::ZERO,
     };
     sweep_groups(&pes, grace).await;
     let (stdout, stderr) = output.finish(output_tasks).await;
