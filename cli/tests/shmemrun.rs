@@ -1,0 +1,218 @@
+//! Tests of the `shmemrun` binary: exit statuses, messages, tagged output and Ctrl-C.
+//! Every wait is bounded: jobs carry `--timeout`, and the test kills a `shmemrun` that
+//! does not end in time.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+mod common;
+
+use common::{alive, group_members};
+
+const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// Runs shmemrun to completion (bounded by its own --timeout 25 and by `LIMIT` here).
+/// The output must fit in the pipes (64 KiB), as it is read after the exit.
+fn shmemrun(args: &[&str]) -> Output {
+    let mut child = Command::new(SHMEMRUN)
+        .args(["--timeout", "25"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_bounded(&mut child);
+    child.wait_with_output().unwrap()
+}
+
+/// Waits for `child` at most `LIMIT`; kills it and fails the test otherwise.
+fn wait_bounded(child: &mut Child) -> ExitStatus {
+    let until = Instant::now() + LIMIT;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("shmemrun did not end within {LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn failing_pe_sets_the_exit_status_and_is_named() {
+    let out = shmemrun(&[
+        "-n",
+        "3",
+        "sh",
+        "-c",
+        "if [ $SHMEMPLUS_PE = 1 ]; then exit 7; fi; sleep 30",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "stderr: {stderr}");
+    assert!(
+        stderr.contains("shmemrun: PE 1 (pid ") && stderr.contains("exited with code 7"),
+        "stderr: {stderr}"
+    );
+}
+
+#[test]
+fn success_exits_zero_and_tagged_output_is_prefixed() {
+    let out = shmemrun(&[
+        "--np",
+        "2",
+        "--tag-output",
+        "--",
+        "sh",
+        "-c",
+        "printf 'a\\nb'; echo oops >&2",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["[pe 0] a", "[pe 0] b", "[pe 1] a", "[pe 1] b"]);
+    assert!(stdout.ends_with('\n'), "partial last line not completed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut err: Vec<&str> = stderr.lines().collect();
+    err.sort();
+    assert_eq!(err, ["[pe 0] oops", "[pe 1] oops"]);
+}
+
+#[test]
+fn inherited_output_and_arguments_pass_through() {
+    let out = shmemrun(&["-n", "1", "sh", "-c", "echo \"$0 $1\"", "x", "-y"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "x -y\n");
+}
+
+#[test]
+fn missing_program_and_bad_topology_are_clear_errors() {
+    let out = shmemrun(&["-n", "2", "/nonexistent/no-such-program"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(127), "stderr: {stderr}");
+    assert!(stderr.contains("/nonexistent/no-such-program"), "{stderr}");
+
+    let out = shmemrun(&["-n", "4", "--pes-per-node", "2", "--nodes", "3", "true"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains("bad topology"), "{stderr}");
+}
+
+#[test]
+fn timeout_exits_124() {
+    let out = Command::new(SHMEMRUN)
+        .args(["-n", "2", "--timeout", "0.3", "sh", "-c", "sleep 30"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(124));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("timeout of 300ms"));
+}
+
+#[test]
+fn sigint_ends_the_job_and_its_pes() {
+    let mut child = Command::new(SHMEMRUN)
+        .args(["-n", "2", "--timeout", "25", "--tag-output"])
+        .args(["sh", "-c", "echo $$; sleep 30"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the PEs' pids from the tagged output on a thread, with a bounded wait here.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut pids = Vec::new();
+    while pids.len() < 2 {
+        match rx.recv_timeout(LIMIT) {
+            Ok(line) => pids.push(
+                line.rsplit(' ')
+                    .next()
+                    .and_then(|p| p.parse::<u32>().ok())
+                    .unwrap(),
+            ),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("PEs did not start");
+            }
+        }
+    }
+    let start = Instant::now();
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = wait_bounded(&mut child);
+    assert!(start.elapsed() < LIMIT);
+    assert_eq!(status.code(), Some(130));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains("interrupted by signal 2 (SIGINT)"),
+        "{stderr}"
+    );
+    for pid in pids {
+        assert!(!alive(pid), "PE {pid} survived Ctrl-C");
+        assert_eq!(
+            group_members(pid),
+            Vec::<u32>::new(),
+            "PE {pid}'s sleep survived"
+        );
+    }
+}
+
+#[test]
+fn pes_die_when_the_launcher_is_killed() {
+    // PR_SET_PDEATHSIG covers the PE processes themselves (not their own children: a
+    // SIGKILLed launcher cannot run any cleanup), hence `exec`.
+    let mut child = Command::new(SHMEMRUN)
+        .args(["-n", "2", "--timeout", "25", "--tag-output"])
+        .args(["sh", "-c", "echo $$; exec sleep 30"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut pids = Vec::new();
+    while pids.len() < 2 {
+        let Ok(line) = rx.recv_timeout(LIMIT) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("PEs did not start");
+        };
+        pids.extend(line.rsplit(' ').next().and_then(|p| p.parse::<u32>().ok()));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup code of the launcher runs
+    child.wait().unwrap();
+    let until = Instant::now() + LIMIT;
+    while pids.iter().any(|&p| alive(p)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survivors: Vec<u32> = pids.into_iter().filter(|&p| alive(p)).collect();
+    for &pid in &survivors {
+        // SAFETY: plain syscall; do not leave the survivor behind.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    }
+    assert!(
+        survivors.is_empty(),
+        "PEs {survivors:?} outlived their SIGKILLed launcher"
+    );
+}
