@@ -17,7 +17,7 @@
 
 use crate::launcher::{run_job, JobOutcome, JobSpec, OutputMode};
 use serde::Serialize;
-use shmemplus::{Place, Shmem};
+use shmemplus::Place;
 use std::ffi::OsString;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -96,8 +96,10 @@ pub fn run(opts: &BenchOptions) -> Result<(), String> {
     spec.timeout = Some(Duration::from_secs(1800));
     // Heap: the destination object of max_size, plus slack.
     let heap = opts.max_size.next_power_of_two().max(1 << 20) * 2;
-    spec.env.push(("SHMEM_SYMMETRIC_SIZE".into(), heap.to_string().into()));
-    spec.env.push(("SHMEMPLUS_CONDUIT".into(), opts.conduit.clone().into()));
+    spec.env
+        .push(("SHMEM_SYMMETRIC_SIZE".into(), heap.to_string().into()));
+    spec.env
+        .push(("SHMEMPLUS_CONDUIT".into(), opts.conduit.clone().into()));
     let report = run_job(&spec).map_err(|e| e.to_string())?;
     match report.outcome {
         JobOutcome::Success => Ok(()),
@@ -215,11 +217,20 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
     let shmem = shmemplus::init().map_err(err)?;
     let me = shmem.my_pe();
     let n = shmem.n_pes();
-    let reps = if opts.quick { opts.reps.min(5) } else { opts.reps }.max(1);
+    let reps = if opts.quick {
+        opts.reps.min(5)
+    } else {
+        opts.reps
+    }
+    .max(1);
     let conduit = shmem.config().conduit.name().to_string();
     let mut records = Vec::new();
     let record = |op: &str, bytes: usize, secs: f64, bw: f64, ratio: Option<f64>| Record {
-        route: if op == "barrier" || op == "am_roundtrip" { op.to_string() } else { "cpu-cpu".into() },
+        route: if op == "barrier" || op == "am_roundtrip" {
+            op.to_string()
+        } else {
+            "cpu-cpu".into()
+        },
         op: op.into(),
         bytes,
         latency_us: secs * 1e6,
@@ -250,9 +261,9 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
                     shmem.quiet()
                 })
                 .map_err(err)?;
-                let mut get_dst = get_buf.slice(opts.misalign, bytes);
-                let get_lat =
-                    time_per_op(reps, batch, || shmem.get(&dst, 0, get_dst.as_mut(), 1)).map_err(err)?;
+                let get_dst = get_buf.slice(opts.misalign, bytes);
+                let get_lat = time_per_op(reps, batch, || shmem.get(&dst, 0, get_dst.as_mut(), 1))
+                    .map_err(err)?;
                 let put_win = time_per_op(reps, 1, || {
                     for _ in 0..window {
                         shmem.put(&dst, 0, src, 1)?;
@@ -282,7 +293,13 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
                 let (put_bw, get_bw, mem_bw) = (bw(put_win), bw(get_win), bw(memcpy_win));
                 records.push(record("put", bytes, put_lat, put_bw, Some(put_bw / mem_bw)));
                 records.push(record("get", bytes, get_lat, get_bw, Some(get_bw / mem_bw)));
-                records.push(record("memcpy", bytes, memcpy_win / window as f64, mem_bw, Some(1.0)));
+                records.push(record(
+                    "memcpy",
+                    bytes,
+                    memcpy_win / window as f64,
+                    mem_bw,
+                    Some(1.0),
+                ));
                 bar.suspend(|| {
                     println!(
                         "{:>10} {:>11.3} {:>11.3} {:>11.0} {:>11.0} {:>11.0} {:>7.2} {:>7.2}",
@@ -325,7 +342,10 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
                 Ok(())
             })
             .map_err(err)?;
-            println!("AM round trip, 8 bytes, PE 0 -> PE 1: median {:.3} us", secs * 1e6);
+            println!(
+                "AM round trip, 8 bytes, PE 0 -> PE 1: median {:.3} us",
+                secs * 1e6
+            );
             records.push(record("am_roundtrip", 8, secs, 0.0, None));
         }
         shmem.barrier_all().map_err(err)?;

@@ -28,13 +28,21 @@ pub fn assert_nothing_left(report: &JobReport) {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|name| name.starts_with(&prefix))
         .collect();
-    assert!(left.is_empty(), "job {} left {left:?} in /dev/shm", report.job_id);
+    assert!(
+        left.is_empty(),
+        "job {} left {left:?} in /dev/shm",
+        report.job_id
+    );
     for &pid in &report.pids {
         let alive = rustix::process::test_kill_process(
             rustix::process::Pid::from_raw(pid as i32).expect("pids are positive"),
         )
         .is_ok();
-        assert!(!alive, "PE process {pid} of job {} still exists", report.job_id);
+        assert!(
+            !alive,
+            "PE process {pid} of job {} still exists",
+            report.job_id
+        );
     }
     let sockets = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
     assert!(

@@ -16,8 +16,18 @@ fn random_put_get_to_every_pe_on_both_conduits() {
     for (n, seed) in [(2u32, 11u64), (3, 12), (5, 13)] {
         for env in conduits() {
             let seed = seed.to_string();
-            let r = run(PE, n, &["rma", &seed, "24"], &[env, ("SHMEM_SYMMETRIC_SIZE", "8M")]);
-            assert_eq!(r.outcome, JobOutcome::Success, "{n} PEs {env:?}\n{}", dump(&r));
+            let r = run(
+                PE,
+                n,
+                &["rma", &seed, "24"],
+                &[env, ("SHMEM_SYMMETRIC_SIZE", "8M")],
+            );
+            assert_eq!(
+                r.outcome,
+                JobOutcome::Success,
+                "{n} PEs {env:?}\n{}",
+                dump(&r)
+            );
             for (pe, out) in r.stdout.iter().enumerate() {
                 assert!(out.contains(&format!("PE {pe}: rma ok")), "{}", dump(&r));
             }
@@ -29,7 +39,11 @@ fn random_put_get_to_every_pe_on_both_conduits() {
 fn small_am_rings_still_carry_large_transfers() {
     // 4 KiB rings: every transfer above ~1 KiB is split into many records and the
     // producers wait for ring space all the time.
-    let env = [("SHMEMPLUS_CONDUIT", "am"), ("SHMEMPLUS_AM_RING", "4K"), ("SHMEM_SYMMETRIC_SIZE", "4M")];
+    let env = [
+        ("SHMEMPLUS_CONDUIT", "am"),
+        ("SHMEMPLUS_AM_RING", "4K"),
+        ("SHMEM_SYMMETRIC_SIZE", "4M"),
+    ];
     let r = run(PE, 3, &["rma", "99", "8"], &env);
     assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
 }
@@ -39,7 +53,10 @@ fn barrier_orders_puts() {
     for env in conduits() {
         let r = run(PE, 4, &["barrier", "300"], &[env]);
         assert_eq!(r.outcome, JobOutcome::Success, "{env:?}\n{}", dump(&r));
-        assert!(r.stdout.iter().all(|o| o.contains("300 barrier rounds ordered")));
+        assert!(r
+            .stdout
+            .iter()
+            .all(|o| o.contains("300 barrier rounds ordered")));
     }
 }
 
@@ -49,20 +66,41 @@ fn non_symmetric_allocation_is_reported_on_every_pe() {
         let r = run(PE, 3, &[mode], &[]);
         assert_eq!(r.outcome, JobOutcome::Success, "{mode}\n{}", dump(&r));
         for (pe, out) in r.stdout.iter().enumerate() {
-            assert!(out.contains(&format!("PE {pe}: non-symmetric detected")), "{mode}\n{}", dump(&r));
+            assert!(
+                out.contains(&format!("PE {pe}: non-symmetric detected")),
+                "{mode}\n{}",
+                dump(&r)
+            );
         }
     }
     let r = run(PE, 2, &["nonsym-size"], &[]);
-    assert!(r.stdout[1].contains("allocates 800 bytes") && r.stdout[1].contains("allocates 400 bytes"), "{}", dump(&r));
+    assert!(
+        r.stdout[1].contains("allocates 800 bytes") && r.stdout[1].contains("allocates 400 bytes"),
+        "{}",
+        dump(&r)
+    );
 }
 
 #[test]
 fn bad_inputs_get_clear_errors_on_both_conduits() {
     for env in conduits() {
-        let r = run(PE, 2, &["bad-input"], &[env, ("SHMEM_SYMMETRIC_SIZE", "1M")]);
+        let r = run(
+            PE,
+            2,
+            &["bad-input"],
+            &[env, ("SHMEM_SYMMETRIC_SIZE", "1M")],
+        );
         assert_eq!(r.outcome, JobOutcome::Success, "{env:?}\n{}", dump(&r));
-        assert!(r.stdout.iter().all(|o| o.contains("bad input ok")), "{}", dump(&r));
-        assert!(r.stdout[0].contains("invalid PE 2: this job has PEs 0..2"), "{}", dump(&r));
+        assert!(
+            r.stdout.iter().all(|o| o.contains("bad input ok")),
+            "{}",
+            dump(&r)
+        );
+        assert!(
+            r.stdout[0].contains("invalid PE 2: this job has PEs 0..2"),
+            "{}",
+            dump(&r)
+        );
     }
 }
 
@@ -72,12 +110,25 @@ fn mismatched_heap_sizes_fail_at_start_on_every_pe() {
     let r = run(
         "sh",
         2,
-        &["-c", &format!("[ $SHMEMPLUS_PE = 1 ] && export SHMEM_SYMMETRIC_SIZE=2M; exec {PE} barrier 1")],
+        &[
+            "-c",
+            &format!(
+                "[ $SHMEMPLUS_PE = 1 ] && export SHMEM_SYMMETRIC_SIZE=2M; exec {PE} barrier 1"
+            ),
+        ],
         &[("SHMEM_SYMMETRIC_SIZE", "1M")],
     );
-    assert!(matches!(r.outcome, JobOutcome::PeFailed { .. }), "{}", dump(&r));
+    assert!(
+        matches!(r.outcome, JobOutcome::PeFailed { .. }),
+        "{}",
+        dump(&r)
+    );
     let all_err = r.stderr.concat();
-    assert!(all_err.contains("PE 1 has SHMEM_SYMMETRIC_SIZE"), "{}", dump(&r));
+    assert!(
+        all_err.contains("PE 1 has SHMEM_SYMMETRIC_SIZE"),
+        "{}",
+        dump(&r)
+    );
 }
 
 #[test]
@@ -92,7 +143,11 @@ fn panicking_pe_ends_the_job_promptly_and_is_named() {
     for env in conduits() {
         let r = run(PE, 3, &["panic", "2"], &[env]);
         match r.outcome {
-            JobOutcome::PeFailed { pe: 2, cause: ExitCause::Code(101), .. } => {}
+            JobOutcome::PeFailed {
+                pe: 2,
+                cause: ExitCause::Code(101),
+                ..
+            } => {}
             _ => panic!("{env:?}\n{}", dump(&r)),
         }
         assert!(r.message().contains("PE 2"), "{}", r.message());
@@ -106,7 +161,11 @@ fn pe_killed_mid_transfer_ends_the_job_and_leaks_nothing() {
     for env in conduits() {
         let r = run(PE, 3, &["kill", "1"], &[env]);
         match r.outcome {
-            JobOutcome::PeFailed { pe: 1, cause: ExitCause::Signal(9), .. } => {}
+            JobOutcome::PeFailed {
+                pe: 1,
+                cause: ExitCause::Signal(9),
+                ..
+            } => {}
             _ => panic!("{env:?}\n{}", dump(&r)),
         }
         assert!(r.message().contains("SIGKILL"), "{}", r.message());

@@ -48,7 +48,11 @@ fn ops(seed: u64, w: usize, t: usize, count: usize, region: usize) -> Vec<(usize
             let off = rng.random_range(0..region);
             // Mostly small, sometimes spanning several AM records.
             let max = region - off;
-            let len = if k % 4 == 0 { rng.random_range(0..=max) } else { rng.random_range(0..=max.min(300)) };
+            let len = if k % 4 == 0 {
+                rng.random_range(0..=max)
+            } else {
+                rng.random_range(0..=max.min(300))
+            };
             (off, len)
         })
         .collect()
@@ -77,7 +81,9 @@ fn rma(seed: u64, count: usize) -> Result<(), String> {
     for t in 0..n {
         for (k, (off, len)) in ops(seed, me, t, count, region).into_iter().enumerate() {
             let data: Vec<u8> = (off..off + len).map(|pos| pattern(me, t, k, pos)).collect();
-            shmem.put(&arr, me * region + off, &data, t as u32).map_err(e2s)?;
+            shmem
+                .put(&arr, me * region + off, &data, t as u32)
+                .map_err(e2s)?;
         }
         shmem.fence().map_err(e2s)?;
     }
@@ -93,7 +99,10 @@ fn rma(seed: u64, count: usize) -> Result<(), String> {
             want[i]
         ));
     }
-    println!("PE {me}: local contents after puts verified ({} bytes)", mine.len());
+    println!(
+        "PE {me}: local contents after puts verified ({} bytes)",
+        mine.len()
+    );
     // Gets of random ranges from every PE.
     let mut rng = StdRng::seed_from_u64(seed.wrapping_add(me as u64));
     for t in 0..n {
@@ -104,7 +113,9 @@ fn rma(seed: u64, count: usize) -> Result<(), String> {
             let mut buf = vec![0u8; len];
             shmem.get(&arr, off, &mut buf, t as u32).map_err(e2s)?;
             if buf[..] != theirs[off..off + len] {
-                return Err(format!("PE {me}: get of {len} bytes at {off} from PE {t} differs"));
+                return Err(format!(
+                    "PE {me}: get of {len} bytes at {off} from PE {t} differs"
+                ));
             }
         }
     }
@@ -112,14 +123,19 @@ fn rma(seed: u64, count: usize) -> Result<(), String> {
     // Typed single-element p/g and indexed puts of u64.
     let slots = shmem.alloc::<u64>(n + 8, Place::Cpu).map_err(e2s)?;
     for t in 0..n {
-        shmem.p(&slots, me, (me * 1000 + t) as u64, t as u32).map_err(e2s)?;
+        shmem
+            .p(&slots, me, (me * 1000 + t) as u64, t as u32)
+            .map_err(e2s)?;
     }
     shmem.barrier_all().map_err(e2s)?;
     for t in 0..n {
         for w in 0..n {
             let v = shmem.g(&slots, w, t as u32).map_err(e2s)?;
             if v != (w * 1000 + t) as u64 {
-                return Err(format!("PE {me}: g(slot {w}) on PE {t} = {v}, want {}", w * 1000 + t));
+                return Err(format!(
+                    "PE {me}: g(slot {w}) on PE {t} = {v}, want {}",
+                    w * 1000 + t
+                ));
             }
         }
     }
@@ -186,7 +202,11 @@ fn nonsym_order() -> Result<(), String> {
     shmem.finalize().map_err(e2s)
 }
 
-fn expect_err<T>(what: &str, r: shmemplus::Result<T>, ok: impl Fn(&Error) -> bool) -> Result<(), String> {
+fn expect_err<T>(
+    what: &str,
+    r: shmemplus::Result<T>,
+    ok: impl Fn(&Error) -> bool,
+) -> Result<(), String> {
     match r {
         Err(e) if ok(&e) => {
             println!("{what}: {e}");
@@ -206,33 +226,67 @@ fn bad_input() -> Result<(), String> {
     shmem.local_write(&guard, 0, &[0xfeed; 16]).map_err(e2s)?;
     shmem.barrier_all().map_err(e2s)?;
     let next = (me + 1) % n;
-    expect_err("invalid PE", shmem.put(&a, 0, &[1], n), |e| matches!(e, Error::InvalidPe { .. }))?;
-    expect_err("invalid PE get", shmem.g(&a, 0, n + 5), |e| matches!(e, Error::InvalidPe { .. }))?;
+    expect_err("invalid PE", shmem.put(&a, 0, &[1], n), |e| {
+        matches!(e, Error::InvalidPe { .. })
+    })?;
+    expect_err("invalid PE get", shmem.g(&a, 0, n + 5), |e| {
+        matches!(e, Error::InvalidPe { .. })
+    })?;
     expect_err("put past the end", shmem.put(&a, 10, &[7; 7], next), |e| {
-        matches!(e, Error::OutOfBounds { start: 10, end: 17, len: 16 })
+        matches!(
+            e,
+            Error::OutOfBounds {
+                start: 10,
+                end: 17,
+                len: 16
+            }
+        )
     })?;
     let mut buf = [0u32; 4];
-    expect_err("get past the end", shmem.get(&a, 14, &mut buf, next), |e| matches!(e, Error::OutOfBounds { .. }))?;
-    expect_err("index overflow", shmem.put(&a, usize::MAX, &[1], next), |e| matches!(e, Error::OutOfBounds { .. }))?;
-    expect_err("local write past the end", shmem.local_write(&a, 16, &[1]), |e| {
+    expect_err("get past the end", shmem.get(&a, 14, &mut buf, next), |e| {
         matches!(e, Error::OutOfBounds { .. })
     })?;
-    expect_err("heap exhausted", shmem.alloc::<u8>(1 << 40, Place::Cpu), |e| {
-        matches!(e, Error::HeapExhausted { .. }) && e.to_string().contains("SHMEM_SYMMETRIC_SIZE")
+    expect_err(
+        "index overflow",
+        shmem.put(&a, usize::MAX, &[1], next),
+        |e| matches!(e, Error::OutOfBounds { .. }),
+    )?;
+    expect_err(
+        "local write past the end",
+        shmem.local_write(&a, 16, &[1]),
+        |e| matches!(e, Error::OutOfBounds { .. }),
+    )?;
+    expect_err(
+        "heap exhausted",
+        shmem.alloc::<u8>(1 << 40, Place::Cpu),
+        |e| {
+            matches!(e, Error::HeapExhausted { .. })
+                && e.to_string().contains("SHMEM_SYMMETRIC_SIZE")
+        },
+    )?;
+    expect_err("board place", shmem.alloc::<u8>(64, Place::Fpga(0)), |e| {
+        matches!(e, Error::PlaceUnavailable(_))
     })?;
-    expect_err("board place", shmem.alloc::<u8>(64, Place::Fpga(0)), |e| matches!(e, Error::PlaceUnavailable(_)))?;
-    expect_err("second init", shmemplus::init(), |e| matches!(e, Error::AlreadyInitialized))?;
+    expect_err("second init", shmemplus::init(), |e| {
+        matches!(e, Error::AlreadyInitialized)
+    })?;
     shmem.barrier_all().map_err(e2s)?;
     // Nothing of the refused writes landed: the object and its neighbour are intact.
     let a_now = shmem.local_to_vec(&a).map_err(e2s)?;
     let guard_now = shmem.local_to_vec(&guard).map_err(e2s)?;
     if a_now != vec![0; 16] || guard_now != vec![0xfeed; 16] {
-        return Err(format!("PE {me}: memory changed by refused calls: {a_now:?} {guard_now:?}"));
+        return Err(format!(
+            "PE {me}: memory changed by refused calls: {a_now:?} {guard_now:?}"
+        ));
     }
     let handle = shmem.clone();
     shmem.finalize().map_err(e2s)?;
-    expect_err("use after finalize", handle.put(&a, 0, &[1], me), |e| matches!(e, Error::Finalized))?;
-    expect_err("second finalize", handle.finalize(), |e| matches!(e, Error::Finalized))?;
+    expect_err("use after finalize", handle.put(&a, 0, &[1], me), |e| {
+        matches!(e, Error::Finalized)
+    })?;
+    expect_err("second finalize", handle.finalize(), |e| {
+        matches!(e, Error::Finalized)
+    })?;
     println!("PE {me}: bad input ok");
     Ok(())
 }
@@ -274,21 +328,34 @@ fn idle_barrier() -> Result<(), String> {
         shmem.barrier_all().map_err(e2s)?;
         return shmem.finalize().map_err(e2s);
     }
+    // CPU seconds of the whole process (utime + stime in /proc/self/stat, in ticks of
+    // 1/100 s on Linux).
     let cpu = || {
-        let u = rustix::process::getrusage(rustix::process::RusageWho::Self_);
-        let t = |tv: rustix::process::Timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
-        t(u.ru_utime) + t(u.ru_stime)
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let f: Vec<&str> = after_name.split_whitespace().collect();
+        // Fields 14 and 15 of stat are the 12th and 13th after the command name.
+        let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+        (ticks(11) + ticks(12)) / 100.0
     };
     let (c0, w0) = (cpu(), std::time::Instant::now());
     shmem.barrier_all().map_err(e2s)?;
     let (used, wall) = (cpu() - c0, w0.elapsed().as_secs_f64());
     let share = used / wall;
-    println!("PE {me}: waited {wall:.2} s in a barrier using {:.1}% of a core", share * 100.0);
+    println!(
+        "PE {me}: waited {wall:.2} s in a barrier using {:.1}% of a core",
+        share * 100.0
+    );
     if wall < 1.0 {
-        return Err(format!("PE {me}: barrier returned after {wall:.2} s, before PE 0 arrived"));
+        return Err(format!(
+            "PE {me}: barrier returned after {wall:.2} s, before PE 0 arrived"
+        ));
     }
     if share > 0.10 {
-        return Err(format!("PE {me}: idle wait burned {:.1}% of a core", share * 100.0));
+        return Err(format!(
+            "PE {me}: idle wait burned {:.1}% of a core",
+            share * 100.0
+        ));
     }
     shmem.finalize().map_err(e2s)
 }
@@ -305,27 +372,38 @@ fn am_messages() -> Result<(), String> {
             Ok(out)
         })
         .map_err(e2s)?;
-    shmem.am_register(4, |_, _| Err("refused on purpose".into())).map_err(e2s)?;
+    shmem
+        .am_register(4, |_, _| Err("refused on purpose".into()))
+        .map_err(e2s)?;
     shmem.barrier_all().map_err(e2s)?;
     for t in 0..n {
         let reply = shmem.am_request(t, 3, b"ping").map_err(e2s)?;
         let want = format!("PE {t} served PE {me}: ping");
         if reply != want.as_bytes() {
-            return Err(format!("reply {:?}, want {want:?}", String::from_utf8_lossy(&reply)));
+            return Err(format!(
+                "reply {:?}, want {want:?}",
+                String::from_utf8_lossy(&reply)
+            ));
         }
         let big = vec![9u8; shmem.am_max_payload()];
         if shmem.am_echo(t, &big).map_err(e2s)? != big {
             return Err("echo of a full payload differs".into());
         }
     }
-    expect_err("unknown handler", shmem.am_request((me + 1) % n, 9, b"x"), |e| {
-        matches!(e, Error::NoHandler { handler: 9, .. })
-    })?;
-    expect_err("handler error", shmem.am_request((me + 1) % n, 4, b"x"), |e| {
-        matches!(e, Error::AmFailed { .. }) && e.to_string().contains("refused on purpose")
-    })?;
+    expect_err(
+        "unknown handler",
+        shmem.am_request((me + 1) % n, 9, b"x"),
+        |e| matches!(e, Error::NoHandler { handler: 9, .. }),
+    )?;
+    expect_err(
+        "handler error",
+        shmem.am_request((me + 1) % n, 4, b"x"),
+        |e| matches!(e, Error::AmFailed { .. }) && e.to_string().contains("refused on purpose"),
+    )?;
     let too_big = vec![0u8; shmem.am_max_payload() + 1];
-    expect_err("oversized payload", shmem.am_echo(0, &too_big), |e| matches!(e, Error::InvalidArgument(_)))?;
+    expect_err("oversized payload", shmem.am_echo(0, &too_big), |e| {
+        matches!(e, Error::InvalidArgument(_))
+    })?;
     shmem.barrier_all().map_err(e2s)?;
     println!("PE {me}: am ok");
     shmem.finalize().map_err(e2s)
