@@ -75,7 +75,8 @@ pub struct Record {
     pub latency_us: f64,
     /// Median bandwidth, 10^6 bytes per second (0 where it does not apply).
     pub bandwidth_mbps: f64,
-    /// Bandwidth divided by memcpy bandwidth of the same size in the same run.
+    /// Bandwidth relative to memcpy of the same size: the median over repetitions of
+    /// (memcpy time / operation time), each pair measured back to back.
     pub ratio_to_memcpy: Option<f64>,
     /// Conduit the job ran with.
     pub conduit: String,
@@ -264,35 +265,65 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
                 let get_dst = get_buf.slice(opts.misalign, bytes);
                 let get_lat = time_per_op(reps, batch, || shmem.get(&dst, 0, get_dst.as_mut(), 1))
                     .map_err(err)?;
-                let put_win = time_per_op(reps, 1, || {
-                    for _ in 0..window {
-                        shmem.put(&dst, 0, src, 1)?;
-                    }
-                    shmem.quiet()
-                })
-                .map_err(err)?;
-                let get_win = time_per_op(reps, 1, || {
-                    for _ in 0..window {
-                        shmem.get(&dst, 0, get_dst.as_mut(), 1)?;
-                    }
-                    Ok(())
-                })
-                .map_err(err)?;
                 // SAFETY: nothing else touches PE 0's copy of `dst` during the run
                 // (PE 1 waits in a barrier; only PE 1's copy is written by the puts).
                 let local = unsafe { shmem.local_slice_mut(&dst) }.map_err(err)?;
-                let memcpy_win = time_per_op(reps, 1, || {
-                    for _ in 0..window {
-                        local[..bytes].copy_from_slice(black_box(src));
-                        black_box(&mut local[..bytes]);
-                    }
-                    Ok(())
-                })
-                .map_err(err)?;
+                // Bandwidth: put, get and memcpy windows interleaved within each
+                // repetition, so that the ratios compare figures taken moments apart
+                // on a shared, noisy machine.
+                let mut put_s = Vec::with_capacity(reps);
+                let mut get_s = Vec::with_capacity(reps);
+                let mut mc_s = Vec::with_capacity(reps);
+                let (mut put_r, mut get_r) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
+                // Each window runs twice, untimed then timed, so every operation is
+                // measured in its own steady state (its buffers warm in cache), not in
+                // the state the previous operation left behind.
+                let twice =
+                    |f: &mut dyn FnMut() -> shmemplus::Result<()>| -> shmemplus::Result<f64> {
+                        f()?;
+                        let t = Instant::now();
+                        f()?;
+                        Ok(t.elapsed().as_secs_f64())
+                    };
+                for _ in 0..reps {
+                    let put_t = twice(&mut || {
+                        for _ in 0..window {
+                            shmem.put(&dst, 0, src, 1)?;
+                        }
+                        shmem.quiet()
+                    })
+                    .map_err(err)?;
+                    let get_t = twice(&mut || {
+                        for _ in 0..window {
+                            shmem.get(&dst, 0, get_dst.as_mut(), 1)?;
+                        }
+                        Ok(())
+                    })
+                    .map_err(err)?;
+                    let mc_t = twice(&mut || {
+                        for _ in 0..window {
+                            local[..bytes].copy_from_slice(black_box(src));
+                            black_box(&mut local[..bytes]);
+                        }
+                        Ok(())
+                    })
+                    .map_err(err)?;
+                    put_s.push(put_t);
+                    get_s.push(get_t);
+                    mc_s.push(mc_t);
+                    put_r.push(mc_t / put_t);
+                    get_r.push(mc_t / get_t);
+                }
                 let bw = |secs: f64| (window * bytes) as f64 / secs;
-                let (put_bw, get_bw, mem_bw) = (bw(put_win), bw(get_win), bw(memcpy_win));
-                records.push(record("put", bytes, put_lat, put_bw, Some(put_bw / mem_bw)));
-                records.push(record("get", bytes, get_lat, get_bw, Some(get_bw / mem_bw)));
+                let (put_bw, get_bw, mem_bw) = (
+                    bw(median(&mut put_s)),
+                    bw(median(&mut get_s)),
+                    bw(median(&mut mc_s)),
+                );
+                let (put_ratio, get_ratio) = (median(&mut put_r), median(&mut get_r));
+                let memcpy_win = (window * bytes) as f64 / mem_bw;
+                records.push(record("put", bytes, put_lat, put_bw, Some(put_ratio)));
+                records.push(record("get", bytes, get_lat, get_bw, Some(get_ratio)));
                 records.push(record(
                     "memcpy",
                     bytes,
@@ -309,8 +340,8 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
                         put_bw / 1e6,
                         get_bw / 1e6,
                         mem_bw / 1e6,
-                        put_bw / mem_bw,
-                        get_bw / mem_bw
+                        put_ratio,
+                        get_ratio
                     )
                 });
                 bar.inc(1);

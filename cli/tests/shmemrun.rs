@@ -216,3 +216,61 @@ fn pes_die_when_the_launcher_is_killed() {
         "PEs {survivors:?} outlived their SIGKILLed launcher"
     );
 }
+
+/// Ctrl-C while real shmemplus PEs sit in barrier loops with their heaps mapped: the
+/// job ends with 130, no PE survives, and nothing of the job is left in /dev/shm or as
+/// a listening socket.
+#[test]
+fn sigint_during_a_shmemplus_job_leaks_nothing() {
+    let tool = env!("CARGO_BIN_EXE_shmemplus");
+    let script = r#"echo "$$ $SHMEMPLUS_JOB_ID"; exec "$0" bench-pe --ops barrier --reps 1000000"#;
+    let mut child = Command::new(SHMEMRUN)
+        .args(["-n", "3", "--timeout", "25", "--tag-output"])
+        .args(["sh", "-c", script, tool])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut pids = Vec::new();
+    let mut job = String::new();
+    while pids.len() < 3 {
+        let Ok(line) = rx.recv_timeout(LIMIT) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("PEs did not start");
+        };
+        let mut words = line.split_whitespace().skip(2); // "[pe" "N]"
+        pids.push(words.next().and_then(|p| p.parse::<u32>().ok()).unwrap());
+        job = words.next().unwrap().to_string();
+    }
+    // Let the PEs map each other's heaps and enter their barrier loops.
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = wait_bounded(&mut child);
+    assert_eq!(status.code(), Some(130));
+    for pid in pids {
+        assert!(!alive(pid), "PE {pid} survived Ctrl-C");
+    }
+    let prefix = format!("shmemplus-{job}-");
+    let left: Vec<_> = std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .collect();
+    assert!(left.is_empty(), "left in /dev/shm: {left:?}");
+    let sockets = std::fs::read_to_string("/proc/net/unix").unwrap();
+    assert!(
+        !sockets.contains(&format!("@shmemplus-{job}")),
+        "socket left"
+    );
+}

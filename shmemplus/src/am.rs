@@ -6,7 +6,8 @@
 //! Rings: for every ordered pair (s, d) there is a *request* ring s -> d and a *reply*
 //! ring s -> d, both in d's segment (the consumer's). Requests are served by d's
 //! progress thread; replies are drained by whichever thread of d holds the reply pump
-//! (its progress thread, or a user thread waiting for a completion). Handlers never
+//! (a thread waiting for a completion or for ring space, or the progress thread while
+//! it is awake anyway). Every wait in the library drains replies. Handlers never
 //! send requests, only replies, and every thread that waits for ring space keeps
 //! draining replies, so two PEs replying to each other cannot deadlock. Records on a
 //! ring are served in order, so AMs from one PE to another are delivered in order.
@@ -337,7 +338,16 @@ impl AmEngine {
                     .wait(space, || ring.try_push(h, payload), || self.pump_replies());
             }
         }
-        notify(&self.segs.segs[to].control().progress_signal);
+        // Requests wake the target's progress thread. Replies wake the target's user
+        // threads: every thread that waits for a reply drains the reply rings itself,
+        // so waking the progress thread for them would only add a third runnable
+        // thread competing for the cores.
+        let control = self.segs.segs[to].control();
+        notify(if reply {
+            &control.user_signal
+        } else {
+            &control.progress_signal
+        });
     }
 
     fn new_pending(&self, dst: Option<(usize, usize)>) -> (u64, Arc<Pending>) {
@@ -584,12 +594,13 @@ impl AmEngine {
         did
     }
 
-    fn has_inbound(&self) -> bool {
+    fn has_requests(&self) -> bool {
         let (me, n) = (self.me(), self.n());
-        (0..2 * n).any(|i| !Ring::of(&self.segs, me, i).is_empty())
+        (0..n).any(|i| !Ring::of(&self.segs, me, i).is_empty())
     }
 
-    /// The progress thread's loop: serve requests, drain replies, sleep when idle.
+    /// The progress thread's loop: serve requests (and drain replies while awake),
+    /// sleep when no request is waiting.
     fn progress_loop(&self) {
         let signal = &self.segs.mine().control().progress_signal;
         let idle = WaitPolicy {
@@ -602,7 +613,7 @@ impl AmEngine {
             if !(a || b) {
                 idle.wait(
                     signal,
-                    || self.shutdown.load(Ordering::Acquire) || self.has_inbound(),
+                    || self.shutdown.load(Ordering::Acquire) || self.has_requests(),
                     || false,
                 );
             }

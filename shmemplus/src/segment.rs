@@ -349,6 +349,26 @@ impl Drop for Segment {
     }
 }
 
+/// Every segment of the job as this PE sees it: its own and every peer's mapping.
+pub struct JobSegments {
+    /// This PE.
+    pub me: usize,
+    /// Segment of PE `p` at index `p` (this PE's own included).
+    pub segs: Vec<Segment>,
+}
+
+impl JobSegments {
+    /// Number of PEs.
+    pub fn n(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// This PE's own segment.
+    pub fn mine(&self) -> &Segment {
+        &self.segs[self.me]
+    }
+}
+
 fn shm_path(name: &str) -> Result<CString, Error> {
     if name.contains('/') || name.is_empty() {
         return Err(Error::InvalidArgument(format!(
@@ -403,25 +423,5 @@ mod tests {
         let layout = Layout::new(1, 4096, 4096).unwrap();
         let _a = Segment::create(&name, 0, layout).unwrap();
         assert!(Segment::create(&name, 0, layout).is_err());
-    }
-}
-
-/// Every segment of the job as this PE sees it: its own and every peer's mapping.
-pub struct JobSegments {
-    /// This PE.
-    pub me: usize,
-    /// Segment of PE `p` at index `p` (this PE's own included).
-    pub segs: Vec<Segment>,
-}
-
-impl JobSegments {
-    /// Number of PEs.
-    pub fn n(&self) -> usize {
-        self.segs.len()
-    }
-
-    /// This PE's own segment.
-    pub fn mine(&self) -> &Segment {
-        &self.segs[self.me]
     }
 }

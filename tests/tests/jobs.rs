@@ -177,30 +177,3 @@ fn idle_barrier_does_not_burn_a_core() {
     let r = run(PE, 2, &["idle"], &[]);
     assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
 }
-
-#[test]
-fn hello_runs_on_four_pes_with_nodes() {
-    let hello = env!("CARGO_BIN_EXE_shmemplus-test-pe").replace("shmemplus-test-pe", "hello");
-    if !std::path::Path::new(&hello).exists() {
-        // Built by `cargo test --workspace`; when this package is tested alone the
-        // example may be missing, and the other tests cover the same paths.
-        eprintln!("skipping: {hello} not built");
-        return;
-    }
-    let mut spec = shmemplus_cli::launcher::JobSpec::new(4, hello);
-    spec.pes_per_node = Some(2);
-    spec.output = shmemplus_cli::launcher::OutputMode::Capture;
-    spec.timeout = Some(Duration::from_secs(60));
-    let r = shmemplus_cli::launcher::run_job(&spec).unwrap();
-    shmemplus_tests::assert_nothing_left(&r);
-    assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
-    for pe in 0..4u32 {
-        let next = (pe + 1) % 4;
-        let line = format!(
-            "hello from PE {pe} of 4 on node {}: PE {next} holds {}",
-            pe / 2,
-            100 * next + 1
-        );
-        assert!(r.stdout[pe as usize].contains(&line), "{}", dump(&r));
-    }
-}
