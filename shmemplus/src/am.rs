@@ -306,7 +306,11 @@ impl AmEngine {
             )));
         }
         let h: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
-            let out = f(m.src as u32, m.payload);
+            // A panicking handler must not take the progress thread (and with it every
+            // AM to this PE) down: it becomes an error reply.
+            let call = std::panic::AssertUnwindSafe(|| f(m.src as u32, m.payload));
+            let out = std::panic::catch_unwind(call)
+                .unwrap_or_else(|_| Err(format!("active-message handler {id} panicked")));
             engine.reply_result(m.src, m.header.token, out);
         });
         self.handlers[(USER_BASE + id) as usize]

@@ -76,14 +76,6 @@ pub enum Error {
     /// A symmetric object used with a handle or job it does not belong to.
     #[error("symmetric object does not belong to this job or was freed")]
     ForeignObject,
-    /// A peer PE is gone.
-    #[error("PE {pe} is lost: {why}")]
-    PeLost {
-        /// The lost PE.
-        pe: u32,
-        /// What was observed.
-        why: String,
-    },
     /// An active message named a handler that is not registered on the target.
     #[error("no active-message handler {handler} is registered on PE {pe}")]
     NoHandler {

@@ -35,3 +35,8 @@ pub use config::{Conduit, Config};
 pub use error::{Error, Result};
 pub use shmem::{init, Place, Shmem, SymVec};
 pub use topology::Topology;
+
+/// The README's code examples, compiled and run as doc tests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -126,6 +126,11 @@ const fn round_up(x: usize, to: usize) -> usize {
 }
 
 impl Layout {
+    /// Total bytes of one segment.
+    pub fn total_bytes(&self) -> usize {
+        self.total
+    }
+
     /// Computes the layout for `n_pes` PEs, rings of `ring_bytes` and a heap of
     /// `heap_bytes`.
     pub fn new(n_pes: usize, ring_bytes: usize, heap_bytes: usize) -> Result<Layout, Error> {

@@ -247,6 +247,9 @@ fn map_job(
     layout: Layout,
     config: &Config,
 ) -> Result<(JobSegments, Option<BootstrapConn>)> {
+    if env.pe == 0 {
+        warn_if_shm_too_small(layout.total_bytes(), env.topology.n_pes as usize);
+    }
     let name = format!("{}pe{}", crate::launch::shm_prefix(job_id), env.pe);
     let mine = Segment::create(&name, env.pe, layout);
     let mut conn = BootstrapConn::connect(env)?;
@@ -290,6 +293,22 @@ fn map_job(
         },
         Some(conn),
     ))
+}
+
+/// Heaps are backed lazily, so a /dev/shm smaller than the job's heaps only fails when
+/// the pages are touched (SIGBUS). Say so up front.
+fn warn_if_shm_too_small(segment_bytes: usize, n_pes: usize) {
+    let Ok(st) = rustix::fs::statvfs("/dev/shm") else {
+        return;
+    };
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    let need = (segment_bytes as u64).saturating_mul(n_pes as u64);
+    if free < need {
+        tracing::warn!(
+            "/dev/shm has {free} bytes free but {n_pes} PEs may use {need}: a PE that fills its \
+             heap past the free space dies with SIGBUS; lower SHMEM_SYMMETRIC_SIZE or grow /dev/shm"
+        );
+    }
 }
 
 impl Shmem {

@@ -177,3 +177,42 @@ fn idle_barrier_does_not_burn_a_core() {
     let r = run(PE, 2, &["idle"], &[]);
     assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
 }
+
+#[test]
+fn openshmem_environment_variables_are_honoured() {
+    let env = [
+        ("SHMEM_INFO", "1"),
+        ("SHMEM_VERSION", "1"),
+        ("SHMEM_DEBUG", "1"),
+        ("SHMEM_SYMMETRIC_SIZE", "3M"),
+    ];
+    let r = run(PE, 2, &["barrier", "2"], &env);
+    assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
+    assert!(
+        r.stdout[0].contains("SHMEM_SYMMETRIC_SIZE 3145728 bytes"),
+        "{}",
+        dump(&r)
+    );
+    assert!(
+        r.stdout[0].contains(&format!("shmemplus {}", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        dump(&r)
+    );
+    assert!(
+        !r.stdout[1].contains("configuration"),
+        "only PE 0 prints it"
+    );
+    assert!(
+        r.stderr[1].contains("DEBUG"),
+        "SHMEM_DEBUG turns on debug logs\n{}",
+        dump(&r)
+    );
+    let r = run(
+        PE,
+        1,
+        &["barrier", "1"],
+        &[("SHMEM_SYMMETRIC_SIZE", "lots")],
+    );
+    assert!(matches!(r.outcome, JobOutcome::PeFailed { .. }));
+    assert!(r.stderr[0].contains("SHMEM_SYMMETRIC_SIZE"), "{}", dump(&r));
+}

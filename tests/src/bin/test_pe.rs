@@ -375,6 +375,9 @@ fn am_messages() -> Result<(), String> {
     shmem
         .am_register(4, |_, _| Err("refused on purpose".into()))
         .map_err(e2s)?;
+    shmem
+        .am_register(5, |_, _| panic!("handler bug"))
+        .map_err(e2s)?;
     shmem.barrier_all().map_err(e2s)?;
     for t in 0..n {
         let reply = shmem.am_request(t, 3, b"ping").map_err(e2s)?;
@@ -400,6 +403,15 @@ fn am_messages() -> Result<(), String> {
         shmem.am_request((me + 1) % n, 4, b"x"),
         |e| matches!(e, Error::AmFailed { .. }) && e.to_string().contains("refused on purpose"),
     )?;
+    expect_err(
+        "panicking handler",
+        shmem.am_request((me + 1) % n, 5, b"x"),
+        |e| e.to_string().contains("panicked"),
+    )?;
+    // The progress thread survived the panic: AMs still work.
+    if shmem.am_echo((me + 1) % n, b"still here").map_err(e2s)? != b"still here" {
+        return Err("echo after a handler panic differs".into());
+    }
     let too_big = vec![0u8; shmem.am_max_payload() + 1];
     expect_err("oversized payload", shmem.am_echo(0, &too_big), |e| {
         matches!(e, Error::InvalidArgument(_))
