@@ -1177,14 +1177,7 @@ async fn read_frame(rd: &mut (impl AsyncRead + Unpin), max: u32) -> io::Result<O
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
-    let len = u32::from_le_bytes(len);
-    if len > max {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("bootstrap frame of {len} bytes exceeds the limit of {max}"),
-        ));
-    }
-    let mut body = vec![0u8; len as usize];
+    let mut body = vec![0u8; launch::frame_len(len, max)?];
     match rd.read_exact(&mut body).await {
         Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),

@@ -45,6 +45,37 @@ fn wait_bounded(child: &mut Child) -> ExitStatus {
     }
 }
 
+/// Starts `shmemrun --tag-output -n N ARGS...` whose PEs each print one line first, and
+/// returns the child and those first lines' words after the `[pe N]` tag (one line per
+/// PE, in arrival order). Bounded by `LIMIT`.
+fn start_tagged(n: usize, args: &[&str]) -> (Child, Vec<Vec<String>>) {
+    let mut child = Command::new(SHMEMRUN)
+        .args(["-n", &n.to_string(), "--timeout", "25", "--tag-output"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut lines = Vec::new();
+    while lines.len() < n {
+        let Ok(line) = rx.recv_timeout(LIMIT) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("PEs did not start");
+        };
+        lines.push(line.split_whitespace().skip(2).map(String::from).collect());
+    }
+    (child, lines)
+}
+
 #[test]
 fn failing_pe_sets_the_exit_status_and_is_named() {
     let out = shmemrun(&[
@@ -117,38 +148,8 @@ fn timeout_exits_124() {
 
 #[test]
 fn sigint_ends_the_job_and_its_pes() {
-    let mut child = Command::new(SHMEMRUN)
-        .args(["-n", "2", "--timeout", "25", "--tag-output"])
-        .args(["sh", "-c", "echo $$; sleep 30"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Read the PEs' pids from the tagged output on a thread, with a bounded wait here.
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut pids = Vec::new();
-    while pids.len() < 2 {
-        match rx.recv_timeout(LIMIT) {
-            Ok(line) => pids.push(
-                line.rsplit(' ')
-                    .next()
-                    .and_then(|p| p.parse::<u32>().ok())
-                    .unwrap(),
-            ),
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("PEs did not start");
-            }
-        }
-    }
+    let (mut child, lines) = start_tagged(2, &["sh", "-c", "echo $$; sleep 30"]);
+    let pids: Vec<u32> = lines.iter().map(|w| w[0].parse().unwrap()).collect();
     let start = Instant::now();
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     // SAFETY: signalling our own child.
@@ -176,30 +177,8 @@ fn sigint_ends_the_job_and_its_pes() {
 fn pes_die_when_the_launcher_is_killed() {
     // PR_SET_PDEATHSIG covers the PE processes themselves (not their own children: a
     // SIGKILLed launcher cannot run any cleanup), hence `exec`.
-    let mut child = Command::new(SHMEMRUN)
-        .args(["-n", "2", "--timeout", "25", "--tag-output"])
-        .args(["sh", "-c", "echo $$; exec sleep 30"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut pids = Vec::new();
-    while pids.len() < 2 {
-        let Ok(line) = rx.recv_timeout(LIMIT) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("PEs did not start");
-        };
-        pids.extend(line.rsplit(' ').next().and_then(|p| p.parse::<u32>().ok()));
-    }
+    let (mut child, lines) = start_tagged(2, &["sh", "-c", "echo $$; exec sleep 30"]);
+    let pids: Vec<u32> = lines.iter().map(|w| w[0].parse().unwrap()).collect();
     child.kill().unwrap(); // SIGKILL: no cleanup code of the launcher runs
     child.wait().unwrap();
     let until = Instant::now() + LIMIT;
@@ -224,33 +203,9 @@ fn pes_die_when_the_launcher_is_killed() {
 fn sigint_during_a_shmemplus_job_leaks_nothing() {
     let tool = env!("CARGO_BIN_EXE_shmemplus");
     let script = r#"echo "$$ $SHMEMPLUS_JOB_ID"; exec "$0" bench-pe --ops barrier --reps 1000000"#;
-    let mut child = Command::new(SHMEMRUN)
-        .args(["-n", "3", "--timeout", "25", "--tag-output"])
-        .args(["sh", "-c", script, tool])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut pids = Vec::new();
-    let mut job = String::new();
-    while pids.len() < 3 {
-        let Ok(line) = rx.recv_timeout(LIMIT) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("PEs did not start");
-        };
-        let mut words = line.split_whitespace().skip(2); // "[pe" "N]"
-        pids.push(words.next().and_then(|p| p.parse::<u32>().ok()).unwrap());
-        job = words.next().unwrap().to_string();
-    }
+    let (mut child, lines) = start_tagged(3, &["sh", "-c", script, tool]);
+    let pids: Vec<u32> = lines.iter().map(|w| w[0].parse().unwrap()).collect();
+    let job = lines[0][1].clone();
     // Let the PEs map each other's heaps and enter their barrier loops.
     std::thread::sleep(Duration::from_millis(500));
     let pid = libc::pid_t::try_from(child.id()).unwrap();

@@ -104,30 +104,29 @@ pub enum ToPe {
 
 /// Writes one frame (length prefix + postcard body) to a blocking writer.
 pub fn write_frame<W: Write, M: Serialize>(w: &mut W, msg: &M) -> io::Result<()> {
-    let body = postcard::to_allocvec(msg).map_err(io::Error::other)?;
-    let len = u32::try_from(body.len())
-        .ok()
-        .filter(|&l| l <= MAX_FRAME_BYTES)
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "frame too large"))?;
-    w.write_all(&len.to_le_bytes())?;
-    w.write_all(&body)?;
+    w.write_all(&encode(msg)?)?;
     w.flush()
+}
+
+/// Checks a frame's length prefix against `max` and returns the body length.
+pub fn frame_len(prefix: [u8; 4], max: u32) -> io::Result<usize> {
+    let len = u32::from_le_bytes(prefix);
+    if len > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("bootstrap frame of {len} bytes exceeds the limit of {max}"),
+        ));
+    }
+    Ok(len as usize)
 }
 
 /// Reads one frame from a blocking reader.
 pub fn read_frame<R: Read, M: for<'de> Deserialize<'de>>(r: &mut R) -> io::Result<M> {
-    let mut len = [0u8; 4];
-    r.read_exact(&mut len)?;
-    let len = u32::from_le_bytes(len);
-    if len > MAX_FRAME_BYTES {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("bootstrap frame of {len} bytes exceeds the limit of {MAX_FRAME_BYTES}"),
-        ));
-    }
-    let mut body = vec![0u8; len as usize];
+    let mut prefix = [0u8; 4];
+    r.read_exact(&mut prefix)?;
+    let mut body = vec![0u8; frame_len(prefix, MAX_FRAME_BYTES)?];
     r.read_exact(&mut body)?;
-    postcard::from_bytes(&body).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    decode(&body)
 }
 
 /// Decodes a frame body (without its length prefix); for async readers that read the
