@@ -74,6 +74,7 @@ impl WaitPolicy {
         mut work: impl FnMut() -> bool,
     ) {
         let mut phase_start = Instant::now();
+        let mut elapsed = Duration::ZERO;
         let mut polls: u32 = 0;
         loop {
             if ready() {
@@ -81,26 +82,25 @@ impl WaitPolicy {
             }
             if work() {
                 phase_start = Instant::now();
+                elapsed = Duration::ZERO;
                 continue;
             }
-            polls = polls.wrapping_add(1);
-            // Reading the clock costs ~20 ns; look at it every 32 polls.
-            let elapsed = if polls % 32 == 0 {
-                phase_start.elapsed()
-            } else {
-                Duration::ZERO
-            };
             if elapsed < self.spin {
                 std::hint::spin_loop();
+                polls = polls.wrapping_add(1);
+                // Reading the clock costs ~20 ns; while spinning, look every 32 polls.
+                if polls % 32 == 0 {
+                    elapsed = phase_start.elapsed();
+                }
                 continue;
             }
             if elapsed < self.spin + self.yield_for {
                 std::thread::yield_now();
+                elapsed = phase_start.elapsed();
                 continue;
             }
+            // Spin and yield phases are over: sleep (repeatedly, until ready).
             sleep_unless(signal, &mut ready);
-            polls = 0;
-            phase_start = Instant::now() - self.spin - self.yield_for;
         }
     }
 }
