@@ -593,7 +593,9 @@ impl Shmem {
                 // SAFETY: offset..offset+bytes is inside the target's heap (`locate`
                 // checked it against the object, which the allocator placed inside
                 // the heap), the target's segment stays mapped while `inner` lives, and
-                // the source is a distinct private buffer. Concurrent access to the
+                // the source cannot overlap it: safe code has no slice into a symmetric
+                // heap, and the unsafe `local_slice*` contract forbids puts into memory
+                // such a slice covers while it lives. Concurrent access to the
                 // target range by other PEs is the program's race, as in OpenSHMEM;
                 // we never create a Rust reference to the shared bytes.
                 unsafe {
@@ -784,6 +786,31 @@ impl Shmem {
         let inner = self.live()?;
         let to = self.check_pe(pe)?;
         inner.am.request(to, H_ECHO, payload)
+    }
+
+    /// The address of this PE's own copy of `obj` in this process (for interfaces
+    /// that deal in raw addresses, such as a C ABI). Valid while the handle lives.
+    pub fn local_addr<T: Pod>(&self, obj: &SymVec<T>) -> Result<*mut T> {
+        Ok(self.local_ptr(obj, 0, 0)?.cast())
+    }
+
+    /// Translates an address in this process back to (place, heap offset) if it lies
+    /// inside this PE's symmetric heap: the inverse of [`Shmem::local_addr`].
+    ///
+    /// ```
+    /// let shmem = shmemplus::init()?;
+    /// let v = shmem.alloc::<u32>(8, shmemplus::Place::Cpu)?;
+    /// let p = shmem.local_addr(&v)?;
+    /// let third = p.wrapping_add(2) as *const u8;
+    /// assert_eq!(shmem.locate_addr(third), Some((shmemplus::Place::Cpu, v.heap_offset() + 8)));
+    /// assert_eq!(shmem.locate_addr(std::ptr::null()), None);
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn locate_addr(&self, addr: *const u8) -> Option<(Place, usize)> {
+        let seg = self.inner.segs.mine();
+        let base = seg.heap_base() as usize;
+        let off = (addr as usize).checked_sub(base)?;
+        (off < seg.heap_bytes()).then_some((Place::Cpu, off))
     }
 
     /// Largest payload of one active message.
