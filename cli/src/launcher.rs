@@ -181,6 +181,15 @@ pub enum JobOutcome {
         /// The signal number.
         signal: i32,
     },
+    /// A PE joined the job (connected to the bootstrap socket) and exited with status
+    /// 0 without finalizing while other PEs still ran: they would have waited for it
+    /// forever in their next collective call, so the job was ended.
+    PeLeftEarly {
+        /// Its rank.
+        pe: u32,
+        /// Its process id.
+        pid: u32,
+    },
 }
 
 /// The result of [`run_job`].
@@ -209,6 +218,9 @@ impl JobReport {
         match &self.outcome {
             JobOutcome::Success => format!("all {} PEs exited successfully", self.exits.len()),
             JobOutcome::PeFailed { pe, pid, cause } => format!("PE {pe} (pid {pid}) {cause}"),
+            JobOutcome::PeLeftEarly { pe, pid } => format!(
+                "PE {pe} (pid {pid}) exited with code 0 without finalizing shmemplus while other PEs still ran"
+            ),
             JobOutcome::TimedOut { after } => format!("job exceeded the timeout of {after:?}"),
             JobOutcome::Interrupted { signal } => format!(
                 "job interrupted by signal {signal} ({})",
@@ -229,6 +241,7 @@ impl JobReport {
             },
             JobOutcome::TimedOut { .. } => 124,
             JobOutcome::Interrupted { signal } => 128 + signal,
+            JobOutcome::PeLeftEarly { .. } => 1,
         }
     }
 }
@@ -422,6 +435,8 @@ async fn supervise(
                         pes.exits[i] = Some(cause);
                         if !cause.is_success() {
                             end_job = Some(JobOutcome::PeFailed { pe, pid: pes.pids[i], cause });
+                        } else {
+                            bootstrap.pe_exited_ok(pe);
                         }
                     }
                     Err(e) => tracing::error!(pe, error = %e, "could not wait for PE"),
@@ -458,6 +473,15 @@ async fn supervise(
                 }
                 Teardown::Running => {}
             },
+        }
+        // A PE that left without finalizing strands the others, unless none is left.
+        if let Some(pe) = bootstrap.left_early.pop() {
+            if remaining > 0 && end_job.is_none() {
+                end_job = Some(JobOutcome::PeLeftEarly {
+                    pe,
+                    pid: pes.pids[pe as usize],
+                });
+            }
         }
         if let (Some(o), None) = (end_job, &outcome) {
             tracing::debug!(outcome = ?o, "ending the job");
@@ -857,6 +881,8 @@ enum ConnEvent {
         round: u32,
         data: Vec<u8>,
     },
+    /// The PE sent `Finalized`.
+    Finalized { conn: u64 },
     /// The connection ended (EOF) or broke (`error`).
     Closed { conn: u64, error: Option<String> },
 }
@@ -879,6 +905,15 @@ struct Bootstrap {
     rounds: Rounds,
     events_tx: mpsc::UnboundedSender<ConnEvent>,
     events: mpsc::UnboundedReceiver<ConnEvent>,
+    /// Per PE: it authenticated at some point (it is a shmemplus PE of this job).
+    joined: Vec<bool>,
+    /// Per PE: it sent `Finalized`.
+    finalized: Vec<bool>,
+    /// Per PE: it exited with status 0 while its connection was still open, so the
+    /// verdict on finalize waits for the connection's last frames.
+    exited_ok: Vec<bool>,
+    /// PEs found to have exited 0 without finalizing, not yet acted on.
+    left_early: Vec<u32>,
 }
 
 impl Bootstrap {
@@ -894,6 +929,26 @@ impl Bootstrap {
             rounds: Rounds::new(n_pes),
             events_tx,
             events,
+            joined: vec![false; n_pes as usize],
+            finalized: vec![false; n_pes as usize],
+            exited_ok: vec![false; n_pes as usize],
+            left_early: Vec::new(),
+        }
+    }
+
+    /// Records that `pe` exited with status 0. If it joined and has not finalized, it
+    /// left early; when its connection is still open, its last frames (perhaps a
+    /// `Finalized`) are still in flight, and the verdict waits for the connection to
+    /// close (see `ConnEvent::Closed`).
+    fn pe_exited_ok(&mut self, pe: u32) {
+        let i = pe as usize;
+        if !self.joined[i] || self.finalized[i] {
+            return;
+        }
+        if self.by_pe[i].is_some() {
+            self.exited_ok[i] = true;
+        } else {
+            self.left_early.push(pe);
         }
     }
 
@@ -994,6 +1049,7 @@ impl Bootstrap {
                 } else {
                     tracing::debug!(conn, pe, pid, "PE authenticated");
                     self.by_pe[pe as usize] = Some(conn);
+                    self.joined[pe as usize] = true;
                     if let Some(c) = self.conns.get_mut(&conn) {
                         c.pe = Some(pe);
                     }
@@ -1030,8 +1086,20 @@ impl Bootstrap {
                     }
                 }
             }
+            ConnEvent::Finalized { conn } => {
+                if let Some(pe) = self.conns.get(&conn).and_then(|c| c.pe) {
+                    tracing::debug!(pe, "PE finalized");
+                    self.finalized[pe as usize] = true;
+                }
+            }
             ConnEvent::Closed { conn, error } => {
                 let pe = self.conns.get(&conn).and_then(|c| c.pe);
+                if let Some(pe) = pe {
+                    let i = pe as usize;
+                    if self.exited_ok[i] && !self.finalized[i] {
+                        self.left_early.push(pe);
+                    }
+                }
                 match error {
                     None => tracing::debug!(conn, ?pe, "bootstrap connection closed"),
                     Some(e) => tracing::warn!(conn, ?pe, error = %e, "bootstrap connection failed"),
@@ -1148,7 +1216,7 @@ async fn read_conn(
                 secret_ok,
             });
         }
-        ToLauncher::Allgather { .. } => {
+        ToLauncher::Allgather { .. } | ToLauncher::Finalized => {
             let _ = events.send(closed(Some("first frame was not Auth".into())));
             return;
         }
@@ -1158,6 +1226,7 @@ async fn read_conn(
             Ok(Some(ToLauncher::Allgather { round, data })) => {
                 ConnEvent::Allgather { conn, round, data }
             }
+            Ok(Some(ToLauncher::Finalized)) => ConnEvent::Finalized { conn },
             Ok(Some(ToLauncher::Auth { .. })) => closed(Some("Auth sent twice".into())),
             Ok(None) => closed(None),
             Err(e) => closed(Some(e.to_string())),

@@ -323,3 +323,25 @@ fn probe_failure_is_a_failed_pe() {
     ));
     assert!(report.stderr.iter().any(|s| s.contains("unknown mode")));
 }
+
+#[test]
+fn pe_that_exits_without_finalizing_ends_the_job() {
+    let start = std::time::Instant::now();
+    let mut spec = probe_job(3, "leave-early");
+    spec.timeout = Some(Duration::from_secs(25));
+    let report = run_job(&spec).unwrap();
+    match report.outcome {
+        JobOutcome::PeLeftEarly { pe, .. } => assert!(pe == 1 || pe == 2, "{pe}"),
+        ref other => panic!("{other:?} {:?}", report.stderr),
+    }
+    assert!(
+        report.message().contains("without finalizing"),
+        "{}",
+        report.message()
+    );
+    assert_eq!(report.exit_code(), 1);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "PE 0 was not ended promptly"
+    );
+}

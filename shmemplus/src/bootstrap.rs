@@ -165,6 +165,16 @@ impl BootstrapConn {
     }
 }
 
+impl BootstrapConn {
+    /// Tells the launcher that this PE has finalized (best effort: the launcher may
+    /// already be gone when the job is being torn down).
+    pub fn finalized(&mut self) {
+        if let Err(e) = launch::write_frame(&mut self.stream, &ToLauncher::Finalized) {
+            tracing::debug!("could not tell the launcher about finalize: {e}");
+        }
+    }
+}
+
 /// What each PE publishes in the first allgather round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeHello {

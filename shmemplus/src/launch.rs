@@ -27,7 +27,8 @@
 //! and closes. After that the PE may run any number of allgather rounds: it sends
 //! [`ToLauncher::Allgather`] with round `r` and its bytes; when every PE has sent round
 //! `r` the launcher sends each PE [`ToPe::Allgathered`] with the bytes of all PEs in
-//! rank order. The launcher knows nothing of what the bytes mean.
+//! rank order. The launcher knows nothing of what the bytes mean. At `finalize` the PE
+//! sends [`ToLauncher::Finalized`] and closes the connection.
 
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
@@ -78,6 +79,11 @@ pub enum ToLauncher {
         /// Opaque bytes.
         data: Vec<u8>,
     },
+    /// The PE has finalized: it will make no more collective calls, so its exit cannot
+    /// strand the others. A PE that authenticated and then exits with status 0
+    /// without sending this while other PEs still run ends the job (the others would
+    /// wait for it forever).
+    Finalized,
 }
 
 /// A message from the launcher to a PE.

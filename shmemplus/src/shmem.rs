@@ -878,11 +878,16 @@ impl Inner {
         if let Some(h) = handle {
             let _ = h.join();
         }
-        // Closing the bootstrap connection tells the launcher this PE is done.
-        self.coll
+        // Tell the launcher this PE is done, then close the connection.
+        let conn = self
+            .coll
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .bootstrap = None;
+            .bootstrap
+            .take();
+        if let Some(mut conn) = conn {
+            conn.finalized();
+        }
     }
 }
 

@@ -216,3 +216,13 @@ fn openshmem_environment_variables_are_honoured() {
     assert!(matches!(r.outcome, JobOutcome::PeFailed { .. }));
     assert!(r.stderr[0].contains("SHMEM_SYMMETRIC_SIZE"), "{}", dump(&r));
 }
+
+#[test]
+fn pe_exiting_zero_without_finalize_ends_the_job() {
+    let r = run(PE, 3, &["exit-early"], &[]);
+    match r.outcome {
+        JobOutcome::PeLeftEarly { pe: 1, .. } => {}
+        _ => panic!("{}", dump(&r)),
+    }
+    assert!(r.elapsed < Duration::from_secs(10), "took {:?}", r.elapsed);
+}

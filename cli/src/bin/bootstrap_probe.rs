@@ -78,6 +78,9 @@ fn run(mode: &str) -> Result<(), String> {
         ToPe::Welcome { n_pes } => println!("welcome n_pes={n_pes}"),
         other => return Err(format!("Auth answered with {other:?}")),
     }
+    let finalize = |stream: &mut std::os::unix::net::UnixStream| {
+        launch::write_frame(stream, &ToLauncher::Finalized).map_err(|e| format!("send: {e}"))
+    };
     match mode {
         "gather" => {
             for (round, value) in [(0u32, pe), (1, pe * pe)] {
@@ -93,6 +96,15 @@ fn run(mode: &str) -> Result<(), String> {
                     other => return Err(format!("round {round} answered with {other:?}")),
                 }
             }
+            finalize(&mut stream)
+        }
+        "leave-early" => {
+            // PE 0 stays (bounded by the job's timeout); the others leave at once
+            // without `Finalized`, which must end the job.
+            if pe == 0 {
+                std::thread::sleep(std::time::Duration::from_secs(20));
+                finalize(&mut stream)?;
+            }
             Ok(())
         }
         "twice" => {
@@ -100,7 +112,7 @@ fn run(mode: &str) -> Result<(), String> {
             match auth(&mut second, secret, pe)? {
                 ToPe::Rejected { reason } => {
                     println!("second: rejected: {reason}");
-                    Ok(())
+                    finalize(&mut stream)
                 }
                 other => Err(format!("second connection answered with {other:?}")),
             }

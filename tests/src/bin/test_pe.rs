@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         "kill" => fail_after_barrier(arg(1).unwrap_or(1) as u32, true),
         "idle" => idle_barrier(),
         "am" => am_messages(),
+        "exit-early" => exit_early(),
         other => Err(format!("unknown mode '{other}'")),
     };
     match result {
@@ -419,4 +420,18 @@ fn am_messages() -> Result<(), String> {
     shmem.barrier_all().map_err(e2s)?;
     println!("PE {me}: am ok");
     shmem.finalize().map_err(e2s)
+}
+
+/// PE 1 leaves with status 0 right after `init`, skipping finalize; the others wait in
+/// a barrier it will never enter. The launcher must end the job, naming PE 1.
+fn exit_early() -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    if shmem.my_pe() == 1 {
+        std::process::exit(0);
+    }
+    shmem.barrier_all().map_err(e2s)?;
+    Err(format!(
+        "PE {}: a barrier without PE 1 completed",
+        shmem.my_pe()
+    ))
 }
