@@ -13,7 +13,8 @@
 //! - bandwidth: a window of puts (or gets) on the same source and destination buffers
 //!   followed by one `quiet`;
 //! - memcpy: the same window of plain copies from the same source buffer into the
-//!   measuring PE's own copy of the destination object.
+//!   measuring PE's own copy of the destination object (the put direction; both
+//!   ratio columns divide by it).
 
 use crate::launcher::{run_job, JobOutcome, JobSpec, OutputMode};
 use serde::Serialize;

@@ -141,11 +141,7 @@ impl<'a> Ring<'a> {
         // the tail publishes it to the consumer.
         unsafe {
             std::ptr::copy_nonoverlapping(bytemuck::bytes_of(&h).as_ptr(), self.data.add(pos), HDR);
-            std::ptr::copy_nonoverlapping(
-                payload.as_ptr(),
-                self.data.add(pos + HDR),
-                payload.len(),
-            );
+            crate::copy::copy_bytes(payload.as_ptr(), self.data.add(pos + HDR), payload.len());
         }
         self.hdr.tail.store(tail + rec, Ordering::Release);
         true
@@ -535,7 +531,7 @@ impl AmEngine {
                         // `get`, kept borrowed and untouched until `done` is set below;
                         // the range was bounds-checked just above.
                         unsafe {
-                            std::ptr::copy_nonoverlapping(
+                            crate::copy::copy_bytes(
                                 payload.as_ptr(),
                                 (addr as *mut u8).add(at),
                                 payload.len(),
@@ -660,9 +656,7 @@ fn handle_put(engine: &AmEngine, m: Incoming<'_>) {
     match engine.heap_range(m.header.args[0], m.payload.len()) {
         // SAFETY: `dst` is in bounds of this PE's heap (checked by heap_range); the
         // payload lives in the ring, which never overlaps the heap.
-        Ok(dst) => unsafe {
-            std::ptr::copy_nonoverlapping(m.payload.as_ptr(), dst, m.payload.len())
-        },
+        Ok(dst) => unsafe { crate::copy::copy_bytes(m.payload.as_ptr(), dst, m.payload.len()) },
         Err(why) => {
             tracing::warn!(src = m.src, "AM put refused: {why}");
             *engine.failed_puts[m.src]

@@ -23,6 +23,7 @@
 mod am;
 mod bootstrap;
 pub mod config;
+mod copy;
 pub mod error;
 mod heap;
 pub mod launch;

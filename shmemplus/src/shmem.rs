@@ -599,7 +599,7 @@ impl Shmem {
                 // target range by other PEs is the program's race, as in OpenSHMEM;
                 // we never create a Rust reference to the shared bytes.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
+                    crate::copy::copy_bytes(
                         src_bytes.as_ptr(),
                         inner.segs.segs[target].heap_base().add(offset),
                         bytes,
@@ -624,7 +624,7 @@ impl Shmem {
                 // the source range is in bounds of the target's mapped heap, and `dst`
                 // is an exclusive private buffer of exactly `bytes` bytes.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
+                    crate::copy::copy_bytes(
                         inner.segs.segs[target].heap_base().add(offset),
                         dst_bytes.as_mut_ptr(),
                         bytes,
@@ -684,7 +684,7 @@ impl Shmem {
         let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
         // SAFETY: `p` points at dst.len() in-bounds bytes of our own heap; `dst` is a
         // private exclusive buffer. No reference to the shared bytes is created.
-        unsafe { std::ptr::copy_nonoverlapping(p, dst.as_mut_ptr(), dst.len()) };
+        unsafe { crate::copy::copy_bytes(p, dst.as_mut_ptr(), dst.len()) };
         Ok(())
     }
 
@@ -707,7 +707,7 @@ impl Shmem {
         let p = self.local_ptr(obj, index, src.len())?;
         let src: &[u8] = bytemuck::cast_slice(src);
         // SAFETY: as in `local_read`, in the other direction.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p, src.len()) };
+        unsafe { crate::copy::copy_bytes(src.as_ptr(), p, src.len()) };
         Ok(())
     }
 
