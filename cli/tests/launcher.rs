@@ -61,6 +61,18 @@ fn printed_pids(out: &str) -> Vec<u32> {
     out.lines().filter_map(|l| l.trim().parse().ok()).collect()
 }
 
+/// Each PE printed the pid of one background child: none may survive, the job must
+/// have ended promptly, and no PE may be left.
+fn assert_background_children_gone(report: &shmemplus_cli::launcher::JobReport) {
+    for (pe, out) in report.stdout.iter().enumerate() {
+        let pids = printed_pids(out);
+        assert_eq!(pids.len(), 1);
+        assert!(!alive(pids[0]), "background sleep of PE {pe} survived");
+    }
+    assert!(report.elapsed < PROMPT, "took {:?}", report.elapsed);
+    assert_all_gone(&report.pids);
+}
+
 #[test]
 fn all_pes_succeed_and_see_their_environment() {
     let mut spec = sh_job(
@@ -199,13 +211,7 @@ fn background_children_are_killed_with_a_failing_pe() {
             ..
         }
     ));
-    for pe in 0..2 {
-        let pids = printed_pids(&report.stdout[pe]);
-        assert_eq!(pids.len(), 1);
-        assert!(!alive(pids[0]), "background sleep of PE {pe} survived");
-    }
-    assert!(report.elapsed < PROMPT, "took {:?}", report.elapsed);
-    assert_all_gone(&report.pids);
+    assert_background_children_gone(&report);
 }
 
 #[test]
@@ -213,13 +219,7 @@ fn background_children_do_not_outlive_a_successful_job() {
     let spec = sh_job(2, "sleep 30 & echo $!; exit 0");
     let report = run_job(&spec).unwrap();
     assert_eq!(report.outcome, JobOutcome::Success);
-    for pe in 0..2 {
-        let pids = printed_pids(&report.stdout[pe]);
-        assert_eq!(pids.len(), 1);
-        assert!(!alive(pids[0]), "background sleep of PE {pe} survived");
-    }
-    assert!(report.elapsed < PROMPT, "took {:?}", report.elapsed);
-    assert_all_gone(&report.pids);
+    assert_background_children_gone(&report);
 }
 
 #[test]

@@ -17,16 +17,20 @@ const LIMIT: Duration = Duration::from_secs(10);
 /// Runs shmemrun to completion (bounded by its own --timeout 25 and by `LIMIT` here).
 /// The output must fit in the pipes (64 KiB), as it is read after the exit.
 fn shmemrun(args: &[&str]) -> Output {
-    let mut child = Command::new(SHMEMRUN)
-        .args(["--timeout", "25"])
+    let mut child = spawn_shmemrun(&[&["--timeout", "25"], args].concat());
+    wait_bounded(&mut child);
+    child.wait_with_output().unwrap()
+}
+
+/// Starts shmemrun with `args`, stdin closed and both outputs piped.
+fn spawn_shmemrun(args: &[&str]) -> Child {
+    Command::new(SHMEMRUN)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    wait_bounded(&mut child);
-    child.wait_with_output().unwrap()
+        .unwrap()
 }
 
 /// Waits for `child` at most `LIMIT`; kills it and fails the test otherwise.
@@ -49,14 +53,9 @@ fn wait_bounded(child: &mut Child) -> ExitStatus {
 /// returns the child and those first lines' words after the `[pe N]` tag (one line per
 /// PE, in arrival order). Bounded by `LIMIT`.
 fn start_tagged(n: usize, args: &[&str]) -> (Child, Vec<Vec<String>>) {
-    let mut child = Command::new(SHMEMRUN)
-        .args(["-n", &n.to_string(), "--timeout", "25", "--tag-output"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let n_text = n.to_string();
+    let mut child =
+        spawn_shmemrun(&[&["-n", &n_text, "--timeout", "25", "--tag-output"], args].concat());
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
