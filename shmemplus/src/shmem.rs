@@ -399,15 +399,13 @@ impl Shmem {
         if obj.job != self.inner.job {
             return Err(Error::ForeignObject);
         }
-        let end = index
-            .checked_add(count)
-            .filter(|&e| e <= obj.len)
-            .ok_or(Error::OutOfBounds {
+        if index.checked_add(count).is_none_or(|end| end > obj.len) {
+            return Err(Error::OutOfBounds {
                 start: index,
                 end: index.saturating_add(count),
                 len: obj.len,
-            })?;
-        let _ = end;
+            });
+        }
         let elem = size_of::<T>();
         Ok((obj.offset + index * elem, count * elem))
     }
