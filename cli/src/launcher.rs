@@ -114,6 +114,41 @@ impl JobSpec {
     }
 }
 
+/// Makes `spec` run on the cluster `profile` (a built-in name or a TOML path): exports
+/// `SHMEMPLUS_PROFILE` to the PEs (a file as an absolute path, so PEs in any working
+/// directory find it) and, where the caller gave no topology, takes the profile's:
+/// `n_pes` = the profile's nodes x PEs per node when `n_pes` is `None`, and the
+/// profile's PEs per node when neither `pes_per_node` nor `nodes` is set.
+///
+/// ```
+/// use shmemplus_cli::launcher::{apply_profile, JobSpec};
+/// let mut spec = JobSpec::new(1, "hello");
+/// let profile = apply_profile(&mut spec, "mu", None).unwrap();
+/// assert_eq!(spec.n_pes, profile.topology.nodes * profile.topology.pes_per_node);
+/// assert!(apply_profile(&mut spec, "no-such-profile", None).is_err());
+/// ```
+pub fn apply_profile(
+    spec: &mut JobSpec,
+    name_or_path: &str,
+    n_pes: Option<u32>,
+) -> Result<shmemplus::netsim::Profile, shmemplus::netsim::ProfileError> {
+    let profile = shmemplus::netsim::Profile::load(name_or_path)?;
+    let t = &profile.topology;
+    spec.n_pes = n_pes.unwrap_or(t.nodes * t.pes_per_node);
+    if spec.pes_per_node.is_none() && spec.nodes.is_none() {
+        spec.pes_per_node = Some(t.pes_per_node);
+    }
+    let value = match std::path::Path::new(name_or_path) {
+        p if p.is_file() => std::fs::canonicalize(p)
+            .map(|p| p.into_os_string())
+            .unwrap_or_else(|_| name_or_path.into()),
+        _ => name_or_path.into(),
+    };
+    spec.env.retain(|(k, _)| k != "SHMEMPLUS_PROFILE");
+    spec.env.push(("SHMEMPLUS_PROFILE".into(), value));
+    Ok(profile)
+}
+
 /// Why a PE process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCause {

@@ -190,6 +190,8 @@ pub struct PeHello {
     pub conduit: String,
     /// Library version.
     pub version: String,
+    /// The cluster profile (`SHMEMPLUS_PROFILE` as given).
+    pub profile: String,
 }
 
 /// Checks that every PE can join the same job: same heap size, ring size, conduit and
@@ -219,6 +221,9 @@ pub fn check_hellos(hellos: &[PeHello]) -> Result<(), Error> {
         }
         if h.version != first.version {
             return differs("library version", &first.version, &h.version);
+        }
+        if h.profile != first.profile {
+            return differs("SHMEMPLUS_PROFILE", &first.profile, &h.profile);
         }
     }
     Ok(())
@@ -281,6 +286,7 @@ mod tests {
             ring_bytes: 4096,
             conduit: "shm".into(),
             version: "1".into(),
+            profile: "native".into(),
         };
         assert!(check_hellos(&[h(10), h(10)]).is_ok());
         let e = check_hellos(&[h(10), h(10), h(20)])

@@ -1,7 +1,7 @@
 //! Configuration read from the environment at `init`: the OpenSHMEM variables
 //! (`SHMEM_SYMMETRIC_SIZE`, `SHMEM_DEBUG`, `SHMEM_INFO`, `SHMEM_VERSION`) and the
 //! library's own `SHMEMPLUS_*` settings. Owns parsing and validation only; it must not
-//! act on the values.
+//! act on the values (loading the profile file is `init`'s job).
 
 use crate::error::Error;
 
@@ -46,6 +46,9 @@ pub struct Config {
     pub info: bool,
     /// `SHMEM_VERSION` is set: print the library version at init.
     pub version: bool,
+    /// `SHMEMPLUS_PROFILE`: the cluster profile, a built-in name (`native`, `mu`,
+    /// `novo-g`) or a TOML file path. Default `native` (no emulated cost).
+    pub profile: String,
 }
 
 impl Config {
@@ -96,7 +99,12 @@ impl Config {
             }
             None => DEFAULT_AM_RING_BYTES,
         };
+        let profile = match get("SHMEMPLUS_PROFILE") {
+            Some(p) if !p.trim().is_empty() => p.trim().to_string(),
+            _ => "native".to_string(),
+        };
         Ok(Config {
+            profile,
             symmetric_size,
             conduit,
             am_ring_bytes,

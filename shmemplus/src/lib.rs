@@ -24,6 +24,7 @@ mod am;
 mod bootstrap;
 pub mod config;
 mod copy;
+mod emulate;
 pub mod error;
 mod heap;
 pub mod launch;
@@ -33,7 +34,9 @@ mod sync;
 mod topology;
 
 pub use config::{Conduit, Config};
+pub use emulate::RmaOp;
 pub use error::{Error, Result};
+pub use netsim;
 pub use shmem::{init, Place, Shmem, SymVec};
 pub use topology::Topology;
 

@@ -8,7 +8,8 @@
 //!
 //! ```text
 //! 0        SegmentHeader (magic, layout version, pe, n_pes, sizes)
-//! 4096     Control (signals, barrier flags, collective records), page-aligned
+//! 4096     Control (signals, barrier flags, collective records, emulated NIC
+//!          timelines), page-aligned
 //! ...      2n rings: request ring from PE s at index s, reply ring from s at n + s
 //! ...      CPU symmetric heap (page-aligned), heap_bytes long
 //! ```
@@ -25,7 +26,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// Magic number at the start of every segment ("SHMEM+\0\1").
 const MAGIC: u64 = 0x5348_4d45_4d2b_0001;
 /// Version of the layout below; bumped on any change.
-const LAYOUT_VERSION: u32 = 1;
+const LAYOUT_VERSION: u32 = 2;
 const PAGE: usize = 4096;
 /// Barrier rounds supported: a dissemination barrier over n PEs takes ceil(log2 n).
 pub const MAX_BARRIER_ROUNDS: usize = 32;
@@ -82,6 +83,11 @@ pub struct Control {
     /// Two slots (by collective sequence parity) describing this PE's current
     /// collective call, for the symmetry check.
     pub coll: [Padded<CollRecord>; 2],
+    /// Emulated NIC of this PE's node, send side: busy-until instant (ns, monotonic
+    /// clock). Only the node's first PE's copy is used (see `emulate`).
+    pub nic_send: Padded<AtomicU64>,
+    /// Emulated NIC of this PE's node, receive side (as `nic_send`).
+    pub nic_recv: Padded<AtomicU64>,
 }
 
 /// Producer and consumer positions of one ring, on separate lines.

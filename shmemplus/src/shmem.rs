@@ -21,6 +21,7 @@
 use crate::am::{AmEngine, H_ECHO, USER_BASE};
 use crate::bootstrap::{self, BootstrapConn, LaunchEnv, PeHello};
 use crate::config::{Conduit, Config};
+use crate::emulate::{Emulation, RmaOp};
 use crate::error::{Error, Result};
 use crate::heap::HeapAllocator;
 use crate::segment::{JobSegments, Layout, Segment};
@@ -135,6 +136,9 @@ struct Inner {
     finalized: AtomicBool,
     coll: Mutex<Collectives>,
     progress: Mutex<Option<JoinHandle<()>>>,
+    profile: netsim::Profile,
+    /// Network emulation; `None` when the profile's network is free.
+    emulation: Option<Emulation>,
 }
 
 /// The handle of an initialized PE. Cheap to clone (all clones are the same PE);
@@ -174,6 +178,10 @@ pub fn init() -> Result<Shmem> {
     }
     let config = Config::from_env()?;
     init_logging(&config);
+    let profile = netsim::Profile::load(&config.profile).map_err(|e| Error::BadConfig {
+        var: "SHMEMPLUS_PROFILE",
+        why: e.to_string(),
+    })?;
     let env = LaunchEnv::from_env()?;
     let (me, topology, job_id) = match &env {
         Some(e) => (e.pe, e.topology, Some(e.job_id.clone())),
@@ -192,6 +200,7 @@ pub fn init() -> Result<Shmem> {
         ),
     };
     let segs = Arc::new(segs);
+    let emulation = Emulation::new(&profile, topology, segs.clone());
     let policy = WaitPolicy::for_host(n);
     let am = Arc::new(AmEngine::new(segs.clone(), policy));
     let progress = am.start()?;
@@ -218,6 +227,8 @@ pub fn init() -> Result<Shmem> {
                 bootstrap,
             }),
             progress: Mutex::new(Some(progress)),
+            profile,
+            emulation,
             config,
         }),
     };
@@ -263,6 +274,7 @@ fn map_job(
         ring_bytes: config.am_ring_bytes as u64,
         conduit: config.conduit.name().to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
+        profile: config.profile.clone(),
     };
     let encode =
         |h: &PeHello| postcard::to_allocvec(h).map_err(|e| Error::Bootstrap(e.to_string()));
@@ -336,6 +348,10 @@ impl Shmem {
             println!("  SHMEMPLUS_CONDUIT    {}", c.conduit.name());
             println!("  SHMEMPLUS_AM_RING    {} bytes", c.am_ring_bytes);
             println!(
+                "  SHMEMPLUS_PROFILE    {} ({})",
+                self.inner.profile.name, self.inner.profile.source
+            );
+            println!(
                 "  SHMEM_DEBUG          {}",
                 if c.debug { "on" } else { "off" }
             );
@@ -372,6 +388,29 @@ impl Shmem {
     /// The configuration this PE runs with.
     pub fn config(&self) -> &Config {
         &self.inner.config
+    }
+
+    /// The cluster profile this job emulates (`SHMEMPLUS_PROFILE`; `native` by default).
+    pub fn profile(&self) -> &netsim::Profile {
+        &self.inner.profile
+    }
+
+    /// The modeled time, in seconds, of one `op` of `bytes` between this PE and PE
+    /// `pe` on an idle emulated network: `None` when the profile's network is free
+    /// (nothing is modeled), `Some(0.0)` between PEs of one node.
+    ///
+    /// ```
+    /// let shmem = shmemplus::init()?; // native profile: nothing is modeled
+    /// assert_eq!(shmem.modeled_seconds(shmemplus::RmaOp::Put, 0, 1024)?, None);
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn modeled_seconds(&self, op: RmaOp, pe: u32, bytes: usize) -> Result<Option<f64>> {
+        let target = self.check_pe(pe)?;
+        Ok(self
+            .inner
+            .emulation
+            .as_ref()
+            .map(|e| e.modeled(op, target, bytes)))
     }
 
     fn coll(&self) -> MutexGuard<'_, Collectives> {
@@ -586,6 +625,8 @@ impl Shmem {
         let (offset, bytes) = self.locate(dest, index, src.len())?;
         let src_bytes: &[u8] = bytemuck::cast_slice(src);
         debug_assert_eq!(src_bytes.len(), bytes);
+        // The modeled clock starts before the copy, so the copy hides in the model.
+        let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
         match inner.config.conduit {
             Conduit::Shm => {
                 // SAFETY: offset..offset+bytes is inside the target's heap (`locate`
@@ -606,6 +647,9 @@ impl Shmem {
             }
             Conduit::Am => inner.am.put(target, offset, src_bytes),
         }
+        if let (Some(emu), Some(start)) = (&inner.emulation, start) {
+            emu.put(target, start, bytes);
+        }
         Ok(())
     }
 
@@ -616,6 +660,7 @@ impl Shmem {
         let target = self.check_pe(pe)?;
         let (offset, bytes) = self.locate(src, index, dst.len())?;
         let dst_bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
         match inner.config.conduit {
             Conduit::Shm => {
                 // SAFETY: as in `put`, with the roles of source and destination swapped:
@@ -628,10 +673,13 @@ impl Shmem {
                         bytes,
                     )
                 };
-                Ok(())
             }
-            Conduit::Am => inner.am.get(target, offset, dst_bytes),
+            Conduit::Am => inner.am.get(target, offset, dst_bytes)?,
         }
+        if let (Some(emu), Some(start)) = (&inner.emulation, start) {
+            emu.get(target, start, bytes);
+        }
+        Ok(())
     }
 
     /// Puts one element (OpenSHMEM `p`).
@@ -840,6 +888,9 @@ impl Inner {
         if self.config.conduit == Conduit::Am {
             self.am.quiet()?;
         }
+        if let Some(emu) = &self.emulation {
+            emu.quiet();
+        }
         Ok(())
     }
 
@@ -863,6 +914,11 @@ impl Inner {
             },
             &self.policy,
             || self.am.pump_replies(),
+            |to| {
+                if let Some(emu) = &self.emulation {
+                    emu.message(to);
+                }
+            },
         );
     }
 

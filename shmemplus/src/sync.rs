@@ -132,7 +132,8 @@ pub fn sleep_unless(signal: &SignalWord, ready: &mut impl FnMut() -> bool) {
 /// for its own flag k to reach the epoch. After ceil(log2 n) rounds every PE has heard,
 /// transitively, from every other, so the barrier completes in O(log n) steps with no
 /// central counter. Each flag has exactly one writer, so plain release stores suffice;
-/// flags only grow, so no reset is needed between barriers.
+/// flags only grow, so no reset is needed between barriers. `before_signal(to)` runs
+/// before each flag write (the network emulation delays it there).
 pub fn dissemination_barrier<'a>(
     me: usize,
     n: usize,
@@ -140,6 +141,7 @@ pub fn dissemination_barrier<'a>(
     flags_of: impl Fn(usize) -> (&'a [Padded<AtomicU64>], &'a SignalWord),
     policy: &WaitPolicy,
     mut work: impl FnMut() -> bool,
+    before_signal: impl Fn(usize),
 ) {
     let (my_flags, my_signal) = flags_of(me);
     let mut dist = 1usize;
@@ -147,6 +149,7 @@ pub fn dissemination_barrier<'a>(
     while dist < n {
         let to = (me + dist) % n;
         let (their_flags, their_signal) = flags_of(to);
+        before_signal(to);
         their_flags[round].store(epoch, Ordering::Release);
         notify(their_signal);
         let flag = &my_flags[round];

@@ -226,3 +226,50 @@ fn pe_exiting_zero_without_finalize_ends_the_job() {
     }
     assert!(r.elapsed < Duration::from_secs(10), "took {:?}", r.elapsed);
 }
+
+#[test]
+fn emulated_profiles_make_remote_slower_than_local() {
+    for profile in ["novo-g", "mu"] {
+        let mut spec = shmemplus_cli::launcher::JobSpec::new(4, PE);
+        spec.args = vec!["emulation".into()];
+        spec.pes_per_node = Some(2);
+        spec.output = shmemplus_cli::launcher::OutputMode::Capture;
+        spec.timeout = Some(Duration::from_secs(60));
+        spec.env = vec![("SHMEMPLUS_PROFILE".into(), profile.into())];
+        let r = shmemplus_cli::launcher::run_job(&spec).unwrap();
+        shmemplus_tests::assert_nothing_left(&r);
+        assert_eq!(r.outcome, JobOutcome::Success, "{profile}\n{}", dump(&r));
+        assert!(
+            r.stdout.iter().all(|o| o.contains("emulation ok")),
+            "{}",
+            dump(&r)
+        );
+    }
+}
+
+#[test]
+fn unknown_profile_is_a_clear_error() {
+    let r = run(
+        PE,
+        1,
+        &["barrier", "1"],
+        &[("SHMEMPLUS_PROFILE", "no-such-cluster")],
+    );
+    assert!(
+        matches!(r.outcome, JobOutcome::PeFailed { .. }),
+        "{}",
+        dump(&r)
+    );
+    assert!(r.stderr[0].contains("SHMEMPLUS_PROFILE"), "{}", dump(&r));
+}
+
+#[test]
+fn emulated_waits_do_not_burn_cores() {
+    let r = run(
+        PE,
+        4,
+        &["emulated-idle"],
+        &[("SHMEMPLUS_PROFILE", "mu"), ("SHMEM_SYMMETRIC_SIZE", "64M")],
+    );
+    assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
+}

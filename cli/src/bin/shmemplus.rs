@@ -1,4 +1,5 @@
-//! `shmemplus`: the tool. Today: `bench` (put/get, barrier and AM microbenchmarks).
+//! `shmemplus`: the tool. Today: `bench` (put/get, barrier, AM and contention
+//! microbenchmarks) and `info` (a cluster profile and its modeled hop costs).
 //! Later issues add `model`, `tune` and `info`.
 
 use clap::{Parser, Subcommand};
@@ -17,9 +18,23 @@ enum Command {
     /// Measure put/get latency and bandwidth (with memcpy of the same sizes in the same
     /// run), barrier_all and the AM round trip, in a job this command launches.
     Bench(BenchOptions),
+    /// Print a cluster profile: topology, hop cost forms and modeled hop costs.
+    Info {
+        /// Profile: native, mu, novo-g or a TOML file (default: SHMEMPLUS_PROFILE, else native).
+        #[arg(long, value_name = "NAME|PATH")]
+        profile: Option<String>,
+    },
     /// One PE of a benchmark job (started by `bench`, not by hand).
     #[command(hide = true)]
     BenchPe(BenchOptions),
+}
+
+fn info(profile: Option<&str>) -> Result<(), String> {
+    let env = std::env::var("SHMEMPLUS_PROFILE").ok();
+    let name = profile.or(env.as_deref()).unwrap_or("native");
+    let p = shmemplus::netsim::Profile::load(name).map_err(|e| e.to_string())?;
+    print!("{}", shmemplus_cli::info::describe(&p));
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -27,6 +42,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Bench(o) => bench::run(o),
         Command::BenchPe(o) => bench::run_pe(o),
+        Command::Info { profile } => info(profile.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

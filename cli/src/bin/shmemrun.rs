@@ -10,16 +10,18 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use shmemplus_cli::launcher::{run_job, JobOutcome, JobSpec, LaunchError, OutputMode};
+use shmemplus_cli::launcher::{
+    apply_profile, run_job, JobOutcome, JobSpec, LaunchError, OutputMode,
+};
 
 /// Start PROGRAM as an SPMD job of N PEs and supervise it: if any PE fails, the whole job
 /// is ended. Logs go to stderr, filtered by RUST_LOG (default: warn).
 #[derive(Debug, Parser)]
 #[command(name = "shmemrun", version)]
 struct Cli {
-    /// Number of PEs.
+    /// Number of PEs (default with --profile: the profile's nodes x PEs per node).
     #[arg(short = 'n', long = "np", value_name = "N")]
-    n_pes: u32,
+    n_pes: Option<u32>,
     /// PEs per simulated node (PE p is on node p / M).
     #[arg(long, value_name = "M")]
     pes_per_node: Option<u32>,
@@ -32,6 +34,11 @@ struct Cli {
     /// Prefix every output line with `[pe N] `.
     #[arg(long)]
     tag_output: bool,
+    /// Cluster profile to emulate: native, mu, novo-g, or a TOML file (default: the
+    /// SHMEMPLUS_PROFILE variable, else native). Its topology is the default; -n,
+    /// --pes-per-node and --nodes override it.
+    #[arg(long, value_name = "NAME|PATH")]
+    profile: Option<String>,
     /// The program and its arguments.
     #[arg(
         value_name = "PROGRAM",
@@ -64,10 +71,24 @@ fn main() -> ExitCode {
         eprintln!("shmemrun: no program given");
         return ExitCode::from(2);
     };
-    let mut spec = JobSpec::new(cli.n_pes, program);
+    let mut spec = JobSpec::new(cli.n_pes.unwrap_or(0), program);
     spec.args = command.collect();
     spec.pes_per_node = cli.pes_per_node;
     spec.nodes = cli.nodes;
+    let profile = cli.profile.or_else(|| {
+        std::env::var("SHMEMPLUS_PROFILE")
+            .ok()
+            .filter(|p| !p.is_empty())
+    });
+    if let Some(profile) = profile {
+        if let Err(e) = apply_profile(&mut spec, &profile, cli.n_pes) {
+            eprintln!("shmemrun: bad --profile: {e}");
+            return ExitCode::from(2);
+        }
+    } else if cli.n_pes.is_none() {
+        eprintln!("shmemrun: give the number of PEs with -n N (or a --profile)");
+        return ExitCode::from(2);
+    }
     spec.timeout = cli.timeout;
     spec.output = if cli.tag_output {
         OutputMode::Tagged

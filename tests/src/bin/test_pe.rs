@@ -21,6 +21,8 @@ fn main() -> ExitCode {
         "idle" => idle_barrier(),
         "am" => am_messages(),
         "exit-early" => exit_early(),
+        "emulation" => emulation(),
+        "emulated-idle" => emulated_idle(),
         other => Err(format!("unknown mode '{other}'")),
     };
     match result {
@@ -329,19 +331,9 @@ fn idle_barrier() -> Result<(), String> {
         shmem.barrier_all().map_err(e2s)?;
         return shmem.finalize().map_err(e2s);
     }
-    // CPU seconds of the whole process (utime + stime in /proc/self/stat, in ticks of
-    // 1/100 s on Linux).
-    let cpu = || {
-        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-        let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-        let f: Vec<&str> = after_name.split_whitespace().collect();
-        // Fields 14 and 15 of stat are the 12th and 13th after the command name.
-        let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
-        (ticks(11) + ticks(12)) / 100.0
-    };
-    let (c0, w0) = (cpu(), std::time::Instant::now());
+    let (c0, w0) = (cpu_seconds(), std::time::Instant::now());
     shmem.barrier_all().map_err(e2s)?;
-    let (used, wall) = (cpu() - c0, w0.elapsed().as_secs_f64());
+    let (used, wall) = (cpu_seconds() - c0, w0.elapsed().as_secs_f64());
     let share = used / wall;
     println!(
         "PE {me}: waited {wall:.2} s in a barrier using {:.1}% of a core",
@@ -434,4 +426,109 @@ fn exit_early() -> Result<(), String> {
         "PE {}: a barrier without PE 1 completed",
         shmem.my_pe()
     ))
+}
+
+/// On an emulated profile with 2 PEs per node: PE 0 puts and gets 1 MiB to PE 1 (same
+/// node) and PE 2 (other node). Remote must be slower than local, and no remote
+/// transfer may beat its modeled time (emulation waits at least that long). Only
+/// orderings and lower bounds: no upper bound on time.
+fn emulation() -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let me = shmem.my_pe();
+    let bytes = 1 << 20;
+    let obj = shmem.alloc::<u8>(bytes, Place::Cpu).map_err(e2s)?;
+    if me == 0 {
+        use shmemplus::RmaOp;
+        let src = vec![5u8; bytes];
+        let mut dst = vec![0u8; bytes];
+        // One untimed run first (it pays the page faults of fresh memory), then the
+        // median of three.
+        let time = |f: &mut dyn FnMut() -> shmemplus::Result<()>| -> Result<f64, String> {
+            f().map_err(e2s)?;
+            let mut t = Vec::new();
+            for _ in 0..3 {
+                let start = std::time::Instant::now();
+                f().map_err(e2s)?;
+                t.push(start.elapsed().as_secs_f64());
+            }
+            t.sort_by(f64::total_cmp);
+            Ok(t[1])
+        };
+        let put_to = |pe| {
+            time(&mut || {
+                shmem.put(&obj, 0, &src, pe)?;
+                shmem.quiet()
+            })
+        };
+        let (put_local, put_remote) = (put_to(1)?, put_to(2)?);
+        let mut get_from = |pe| time(&mut || shmem.get(&obj, 0, &mut dst, pe));
+        let (get_local, get_remote) = (get_from(1)?, get_from(2)?);
+        let model = |op, pe| shmem.modeled_seconds(op, pe, bytes).map_err(e2s);
+        let (put_model, get_model) = (model(RmaOp::Put, 2)?, model(RmaOp::Get, 2)?);
+        println!(
+            "put local {put_local:.6} remote {put_remote:.6} model {put_model:?}; get local {get_local:.6} remote {get_remote:.6} model {get_model:?}"
+        );
+        let (Some(put_model), Some(get_model)) = (put_model, get_model) else {
+            return Err("an emulated profile must model remote transfers".into());
+        };
+        if model(RmaOp::Put, 1)? != Some(0.0) {
+            return Err("a transfer within a node must model as free".into());
+        }
+        if put_remote <= put_local || get_remote <= get_local {
+            return Err("remote transfers must be slower than local ones".into());
+        }
+        if put_remote < put_model || get_remote < get_model {
+            return Err(format!("a remote transfer beat its model: {put_remote} < {put_model} or {get_remote} < {get_model}"));
+        }
+        if dst != src {
+            return Err("get returned wrong data".into());
+        }
+    }
+    shmem.barrier_all().map_err(e2s)?;
+    println!("PE {me}: emulation ok");
+    shmem.finalize().map_err(e2s)
+}
+
+/// CPU seconds of the whole process, all threads (utime + stime in /proc/self/stat,
+/// in ticks of 1/100 s on Linux).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let f: Vec<&str> = after_name.split_whitespace().collect();
+    // Fields 14 and 15 of stat are the 12th and 13th after the command name.
+    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// On an emulated profile, every PE but 0 puts 8 MiB to PE 0 at once, 20 times; the
+/// receive side serialises them, so most of each sender's time is an emulated wait.
+/// A sender fails if it used more than 30% of a core over its transfers.
+fn emulated_idle() -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let (me, n) = (shmem.my_pe() as usize, shmem.n_pes() as usize);
+    let bytes = 8 << 20;
+    let target = shmem.alloc::<u8>(n * bytes, Place::Cpu).map_err(e2s)?;
+    let src = vec![1u8; bytes];
+    shmem.barrier_all().map_err(e2s)?;
+    if me != 0 {
+        let (c0, w0) = (cpu_seconds(), std::time::Instant::now());
+        for _ in 0..20 {
+            shmem.put(&target, me * bytes, &src, 0).map_err(e2s)?;
+            shmem.quiet().map_err(e2s)?;
+        }
+        let (used, wall) = (cpu_seconds() - c0, w0.elapsed().as_secs_f64());
+        let share = used / wall;
+        println!(
+            "PE {me}: {wall:.3} s of emulated transfers used {:.1}% of a core",
+            share * 100.0
+        );
+        if share > 0.30 {
+            return Err(format!(
+                "PE {me}: emulated waits burned {:.1}% of a core",
+                share * 100.0
+            ));
+        }
+    }
+    shmem.barrier_all().map_err(e2s)?;
+    shmem.finalize().map_err(e2s)
 }
