@@ -18,7 +18,7 @@
 
 use crate::launcher::{run_job, JobOutcome, JobSpec, OutputMode};
 use serde::Serialize;
-use shmemplus::Place;
+use shmemplus::{Place, RmaOp};
 use std::ffi::OsString;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -35,9 +35,20 @@ pub struct BenchOptions {
     /// Conduit for put/get: shm (shared mapping) or am (active messages).
     #[arg(long, default_value = "shm")]
     pub conduit: String,
-    /// What to measure: any of rma, barrier, am (comma separated).
+    /// What to measure: any of rma, barrier, am, contention (comma separated).
+    /// `contention`: every PE but 0 puts 8 MiB to PE 0 at once, against one alone.
     #[arg(long, default_value = "rma,barrier,am", value_delimiter = ',')]
     pub ops: Vec<String>,
+    /// Routes for `rma`: cpu-cpu (the FPGA routes arrive with the boards).
+    #[arg(long, default_value = "cpu-cpu", value_delimiter = ',')]
+    pub routes: Vec<String>,
+    /// Cluster profile to emulate (native, mu, novo-g or a TOML file); default: the
+    /// SHMEMPLUS_PROFILE variable, else native.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub profile: Option<String>,
+    /// Draw bandwidth against size, one curve per route and op, to FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<std::path::PathBuf>,
     /// Smallest transfer in bytes (powers of two from here).
     #[arg(long, default_value = "8", value_parser = parse_size_arg)]
     pub min_size: usize,
@@ -83,21 +94,45 @@ pub struct Record {
     pub conduit: String,
     /// PEs in the job.
     pub n_pes: u32,
+    /// The cluster profile the job emulated.
+    pub profile: String,
+    /// The modeled latency of the operation on an idle emulated network, where the
+    /// profile models one (`None` for the native profile and for memcpy).
+    pub modeled_us: Option<f64>,
 }
+
+/// Routes `shmemplus bench` can measure today.
+pub const ROUTES: &[&str] = &["cpu-cpu"];
 
 /// Runs the benchmark job and prints the report; the launching side.
 pub fn run(opts: &BenchOptions) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
     let mut args: Vec<OsString> = vec!["bench-pe".into()];
     args.extend(forward_args(opts).into_iter().map(OsString::from));
+    if let Some(bad) = opts.routes.iter().find(|r| !ROUTES.contains(&r.as_str())) {
+        return Err(format!(
+            "route '{bad}' is not available: routes today are {} (the FPGA routes arrive with the boards)",
+            ROUTES.join(", ")
+        ));
+    }
     let mut spec = JobSpec::new(opts.n_pes, exe);
     spec.args = args;
     spec.nodes = opts.nodes;
+    let profile = opts.profile.clone().or_else(|| {
+        std::env::var("SHMEMPLUS_PROFILE")
+            .ok()
+            .filter(|p| !p.is_empty())
+    });
+    if let Some(p) = &profile {
+        crate::launcher::apply_profile(&mut spec, p, Some(opts.n_pes))
+            .map_err(|e| e.to_string())?;
+    }
     spec.output = OutputMode::Inherit;
     spec.handle_signals = true;
     spec.timeout = Some(Duration::from_secs(1800));
-    // Heap: the destination object of max_size, plus slack.
-    let heap = opts.max_size.next_power_of_two().max(1 << 20) * 2;
+    // Heap: the destination object of max_size (and the contention targets), plus slack.
+    let heap = (opts.max_size.next_power_of_two().max(1 << 20) * 2)
+        .max((opts.n_pes as usize + 1) * CONTENTION_BYTES);
     spec.env
         .push(("SHMEM_SYMMETRIC_SIZE".into(), heap.to_string().into()));
     spec.env
@@ -118,7 +153,11 @@ fn forward_args(o: &BenchOptions) -> Vec<String> {
         format!("--max-size={}", o.max_size),
         format!("--misalign={}", o.misalign),
         format!("--reps={}", o.reps),
+        format!("--routes={}", o.routes.join(",")),
     ];
+    if let Some(p) = &o.plot {
+        a.push(format!("--plot={}", p.display()));
+    }
     if let Some(k) = o.nodes {
         a.push(format!("--nodes={k}"));
     }
@@ -227,20 +266,27 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
     .max(1);
     let conduit = shmem.config().conduit.name().to_string();
     let mut records = Vec::new();
-    let record = |op: &str, bytes: usize, secs: f64, bw: f64, ratio: Option<f64>| Record {
-        route: if op == "barrier" || op == "am_roundtrip" {
-            op.to_string()
-        } else {
-            "cpu-cpu".into()
-        },
-        op: op.into(),
-        bytes,
-        latency_us: secs * 1e6,
-        bandwidth_mbps: bw / 1e6,
-        ratio_to_memcpy: ratio,
-        conduit: conduit.clone(),
-        n_pes: n,
-    };
+    let profile = shmem.profile().name.clone();
+    let record =
+        |op: &str, bytes: usize, secs: f64, bw: f64, ratio: Option<f64>, model: Option<f64>| {
+            Record {
+                route: if matches!(op, "barrier" | "am_roundtrip" | "contention") {
+                    op.to_string()
+                } else {
+                    "cpu-cpu".into()
+                },
+                op: op.into(),
+                bytes,
+                latency_us: secs * 1e6,
+                bandwidth_mbps: bw / 1e6,
+                ratio_to_memcpy: ratio,
+                conduit: conduit.clone(),
+                n_pes: n,
+                profile: profile.clone(),
+                modeled_us: model.map(|m| m * 1e6),
+            }
+        };
+    let modeled = |op, bytes| shmem.modeled_seconds(op, 1, bytes).ok().flatten();
     let has = |k: &str| opts.ops.iter().any(|o| o == k);
 
     if has("rma") && n >= 2 {
@@ -249,7 +295,8 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
         let mut src_buf = AlignedBuf::new(max + opts.misalign + 4096);
         let mut get_buf = AlignedBuf::new(max + opts.misalign + 4096);
         if me == 0 {
-            print_header(&conduit, n, opts);
+            let has_model = modeled(RmaOp::Put, 8).is_some();
+            print_header(&conduit, &profile, n, opts, has_model);
             let sizes = sizes(opts);
             let bar = progress_bar(sizes.len());
             for &bytes in &sizes {
@@ -323,28 +370,53 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
                 );
                 let (put_ratio, get_ratio) = (median(&mut put_r), median(&mut get_r));
                 let memcpy_win = (window * bytes) as f64 / mem_bw;
-                records.push(record("put", bytes, put_lat, put_bw, Some(put_ratio)));
-                records.push(record("get", bytes, get_lat, get_bw, Some(get_ratio)));
+                let (put_model, get_model) =
+                    (modeled(RmaOp::Put, bytes), modeled(RmaOp::Get, bytes));
+                records.push(record(
+                    "put",
+                    bytes,
+                    put_lat,
+                    put_bw,
+                    Some(put_ratio),
+                    put_model,
+                ));
+                records.push(record(
+                    "get",
+                    bytes,
+                    get_lat,
+                    get_bw,
+                    Some(get_ratio),
+                    get_model,
+                ));
                 records.push(record(
                     "memcpy",
                     bytes,
                     memcpy_win / window as f64,
                     mem_bw,
                     Some(1.0),
+                    None,
                 ));
-                bar.suspend(|| {
-                    println!(
-                        "{:>10} {:>11.3} {:>11.3} {:>11.0} {:>11.0} {:>11.0} {:>7.2} {:>7.2}",
-                        human(bytes),
-                        put_lat * 1e6,
-                        get_lat * 1e6,
-                        put_bw / 1e6,
-                        get_bw / 1e6,
-                        mem_bw / 1e6,
-                        put_ratio,
-                        get_ratio
-                    )
-                });
+                let mut line = format!(
+                    "{:>10} {:>11.3} {:>11.3} {:>11.0} {:>11.0} {:>11.0} {:>7.2} {:>7.2}",
+                    human(bytes),
+                    put_lat * 1e6,
+                    get_lat * 1e6,
+                    put_bw / 1e6,
+                    get_bw / 1e6,
+                    mem_bw / 1e6,
+                    put_ratio,
+                    get_ratio
+                );
+                if let (Some(pm), Some(gm)) = (put_model, get_model) {
+                    line += &format!(
+                        " {:>11.3} {:>+7.1} {:>11.3} {:>+7.1}",
+                        pm * 1e6,
+                        deviation(put_lat, pm),
+                        gm * 1e6,
+                        deviation(get_lat, gm)
+                    );
+                }
+                bar.suspend(|| println!("{line}"));
                 bar.inc(1);
             }
             bar.finish_and_clear();
@@ -359,7 +431,7 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
         let secs = time_per_op(reps, batch, || shmem.barrier_all()).map_err(err)?;
         if me == 0 {
             println!("barrier_all, {n} PEs: median {:.3} us", secs * 1e6);
-            records.push(record("barrier", 0, secs, 0.0, None));
+            records.push(record("barrier", 0, secs, 0.0, None, None));
         }
     }
 
@@ -378,12 +450,20 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
                 "AM round trip, 8 bytes, PE 0 -> PE 1: median {:.3} us",
                 secs * 1e6
             );
-            records.push(record("am_roundtrip", 8, secs, 0.0, None));
+            records.push(record("am_roundtrip", 8, secs, 0.0, None, None));
         }
         shmem.barrier_all().map_err(err)?;
     }
 
+    if has("contention") && n >= 2 {
+        records.extend(contention(&shmem, reps, &record, &modeled)?);
+    }
+
     if me == 0 {
+        if let Some(path) = &opts.plot {
+            plot(path, &records)?;
+            println!("drew {}", path.display());
+        }
         if let Some(path) = &opts.json {
             let text = serde_json::to_string_pretty(&records).map_err(|e| e.to_string())?;
             std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
@@ -393,15 +473,136 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
     shmem.finalize().map_err(err)
 }
 
-fn print_header(conduit: &str, n: u32, o: &BenchOptions) {
+/// Measured against modeled, in percent.
+fn deviation(measured: f64, modeled: f64) -> f64 {
+    if modeled > 0.0 {
+        (measured / modeled - 1.0) * 100.0
+    } else {
+        0.0
+    }
+}
+
+/// Makes a record: (op, bytes, seconds, bytes per second, ratio to memcpy, modeled
+/// seconds).
+type RecordFn<'a> = dyn Fn(&str, usize, f64, f64, Option<f64>, Option<f64>) -> Record + 'a;
+
+/// Bytes each sender puts in the contention measurement.
+const CONTENTION_BYTES: usize = 8 << 20;
+
+/// Every PE but 0 puts 8 MiB into its own region of PE 0's object at once; against
+/// PE 1 doing it alone. On an emulated network PE 0's receive side serialises the
+/// senders, so the ratio should approach the number of senders.
+fn contention(
+    shmem: &shmemplus::Shmem,
+    reps: usize,
+    record: &RecordFn<'_>,
+    modeled: &dyn Fn(RmaOp, usize) -> Option<f64>,
+) -> Result<Vec<Record>, String> {
+    let err = |e: shmemplus::Error| e.to_string();
+    let (me, n) = (shmem.my_pe() as usize, shmem.n_pes() as usize);
+    let target = shmem
+        .alloc::<u8>(n * CONTENTION_BYTES, Place::Cpu)
+        .map_err(err)?;
+    let times = shmem.alloc::<f64>(n, Place::Cpu).map_err(err)?;
+    let src = vec![me as u8; CONTENTION_BYTES];
+    let mut alone = Vec::with_capacity(reps);
+    let mut together = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        for all in [false, true] {
+            shmem.barrier_all().map_err(err)?;
+            if me != 0 && (all || me == 1) {
+                let t = Instant::now();
+                shmem
+                    .put(&target, me * CONTENTION_BYTES, &src, 0)
+                    .map_err(err)?;
+                shmem.quiet().map_err(err)?;
+                shmem
+                    .p(&times, me, t.elapsed().as_secs_f64(), 0)
+                    .map_err(err)?;
+            }
+            shmem.barrier_all().map_err(err)?;
+            if me == 0 {
+                let t = shmem.local_to_vec(&times).map_err(err)?;
+                let slowest = t[1..].iter().copied().fold(0.0, f64::max);
+                if all {
+                    together.push(slowest)
+                } else {
+                    alone.push(t[1])
+                }
+            }
+            shmem.barrier_all().map_err(err)?;
+        }
+    }
+    let mut out = Vec::new();
+    if me == 0 {
+        let (a, b) = (median(&mut alone), median(&mut together));
+        let senders = n - 1;
+        println!(
+            "contention: {senders} senders x 8 MiB to PE 0 at once: {:.3} ms; one alone: {:.3} ms; ratio {:.2} (a serialised receive side gives {senders})",
+            b * 1e3,
+            a * 1e3,
+            b / a
+        );
+        let model_one = modeled(RmaOp::Put, CONTENTION_BYTES);
+        out.push(record(
+            "contention",
+            CONTENTION_BYTES,
+            a,
+            CONTENTION_BYTES as f64 / a,
+            None,
+            model_one,
+        ));
+        out.push(record(
+            "contention",
+            senders * CONTENTION_BYTES,
+            b,
+            (senders * CONTENTION_BYTES) as f64 / b,
+            None,
+            model_one.map(|m| m * senders as f64),
+        ));
+    }
+    shmem.free(times).map_err(err)?;
+    shmem.free(target).map_err(err)?;
+    Ok(out)
+}
+
+fn plot(path: &std::path::Path, records: &[Record]) -> Result<(), String> {
+    let curves: Vec<crate::plot::Curve> = ["put", "get"]
+        .iter()
+        .map(|op| crate::plot::Curve {
+            label: format!("cpu-cpu {op}"),
+            points: records
+                .iter()
+                .filter(|r| r.route == "cpu-cpu" && r.op == *op)
+                .map(|r| (r.bytes as u64, r.bandwidth_mbps))
+                .collect(),
+        })
+        .filter(|c| !c.points.is_empty())
+        .collect();
+    let profile = records.first().map_or("native", |r| r.profile.as_str());
+    crate::plot::plot_bandwidth(
+        path,
+        &format!("shmemplus bandwidth, profile {profile}"),
+        &curves,
+    )
+}
+
+fn print_header(conduit: &str, profile: &str, n: u32, o: &BenchOptions, model: bool) {
     println!(
-        "shmemplus bench: route cpu-cpu, PE 0 -> PE 1, {n} PEs, conduit {conduit}, source misaligned by {} B; medians",
+        "shmemplus bench: route cpu-cpu, PE 0 -> PE 1, {n} PEs, conduit {conduit}, profile {profile}, source misaligned by {} B; medians",
         o.misalign
     );
-    println!(
+    let mut head = format!(
         "{:>10} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7} {:>7}",
         "bytes", "put+q us", "get us", "put MB/s", "get MB/s", "memcpy MB/s", "put/mc", "get/mc"
     );
+    if model {
+        head += &format!(
+            " {:>11} {:>7} {:>11} {:>7}",
+            "put model", "put %", "get model", "get %"
+        );
+    }
+    println!("{head}");
 }
 
 fn progress_bar(len: usize) -> indicatif::ProgressBar {
@@ -457,6 +658,9 @@ mod tests {
             reps: 3,
             quick: false,
             json: None,
+            routes: vec!["cpu-cpu".into()],
+            profile: None,
+            plot: None,
         };
         let s = sizes(&o);
         assert_eq!((s[0], *s.last().unwrap(), s.len()), (8, 32 << 20, 23));

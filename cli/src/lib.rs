@@ -2,4 +2,6 @@
 //! `shmemplus bench` and the integration tests start), plus the `shmemplus` tool.
 
 pub mod bench;
+pub mod info;
 pub mod launcher;
+pub mod plot;
