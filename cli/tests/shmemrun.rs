@@ -228,3 +228,26 @@ fn sigint_during_a_shmemplus_job_leaks_nothing() {
         "socket left"
     );
 }
+
+#[test]
+fn profile_sets_the_default_topology_and_reaches_the_pes() {
+    let out = shmemrun(&[
+        "--profile",
+        "mu",
+        "sh",
+        "-c",
+        "echo $SHMEMPLUS_N_PES $SHMEMPLUS_PES_PER_NODE $SHMEMPLUS_PROFILE",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The mu profile has 4 nodes of 1 PE each: 4 PEs, each printing the same line.
+    assert_eq!(text.lines().filter(|l| *l == "4 1 mu").count(), 4, "{text}");
+    // -n overrides the profile's size.
+    let out = shmemrun(&["-n", "2", "--profile", "novo-g", "sh", "-c", "echo $SHMEMPLUS_N_PES"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+    let out = shmemrun(&["--profile", "no-such-cluster", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-cluster"), "{out:?}");
+    let out = shmemrun(&["true"]);
+    assert_eq!(out.status.code(), Some(2), "no -n and no profile");
+}
