@@ -398,7 +398,7 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
                 ));
                 let mut line = format!(
                     "{:>10} {:>11.3} {:>11.3} {:>11.0} {:>11.0} {:>11.0} {:>7.2} {:>7.2}",
-                    human(bytes),
+                    crate::info::human_bytes(bytes as u64),
                     put_lat * 1e6,
                     get_lat * 1e6,
                     put_bw / 1e6,
@@ -619,15 +619,6 @@ fn progress_bar(len: usize) -> indicatif::ProgressBar {
     }
 }
 
-/// `1024` -> `1K`, `3 << 20` -> `3M`.
-pub fn human(bytes: usize) -> String {
-    match bytes {
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
-        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
-        b => b.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -636,13 +627,6 @@ mod tests {
     fn median_of_odd_and_even() {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
-    }
-
-    #[test]
-    fn human_sizes() {
-        assert_eq!(human(8), "8");
-        assert_eq!(human(4096), "4K");
-        assert_eq!(human(32 << 20), "32M");
     }
 
     #[test]

@@ -243,11 +243,22 @@ fn profile_sets_the_default_topology_and_reaches_the_pes() {
     // The mu profile has 4 nodes of 1 PE each: 4 PEs, each printing the same line.
     assert_eq!(text.lines().filter(|l| *l == "4 1 mu").count(), 4, "{text}");
     // -n overrides the profile's size.
-    let out = shmemrun(&["-n", "2", "--profile", "novo-g", "sh", "-c", "echo $SHMEMPLUS_N_PES"]);
+    let out = shmemrun(&[
+        "-n",
+        "2",
+        "--profile",
+        "novo-g",
+        "sh",
+        "-c",
+        "echo $SHMEMPLUS_N_PES",
+    ]);
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
     let out = shmemrun(&["--profile", "no-such-cluster", "true"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-cluster"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no-such-cluster"),
+        "{out:?}"
+    );
     let out = shmemrun(&["true"]);
     assert_eq!(out.status.code(), Some(2), "no -n and no profile");
 }

@@ -126,22 +126,9 @@ impl Config {
 /// assert!(parse_size("lots").is_err());
 /// ```
 pub fn parse_size(text: &str) -> Result<usize, String> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    let n: usize = num
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size (examples: 4096, 64K, 512M, 2G)"))?;
-    let shift = match suffix.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        "T" | "TB" | "TIB" => 40,
-        _ => return Err(format!("'{text}' has an unknown suffix; use K, M, G or T")),
-    };
-    n.checked_mul(1usize << shift)
-        .ok_or_else(|| format!("'{text}' is too large"))
+    // One size syntax for the whole project: the profile parser's.
+    let n = netsim::profile::parse_size(text)?;
+    usize::try_from(n).map_err(|_| format!("'{text}' is too large for this machine"))
 }
 
 #[cfg(test)]
