@@ -39,7 +39,8 @@ pub struct BenchOptions {
     /// `contention`: every PE but 0 puts 8 MiB to PE 0 at once, against one alone.
     #[arg(long, default_value = "rma,barrier,am", value_delimiter = ',')]
     pub ops: Vec<String>,
-    /// Routes for `rma`: cpu-cpu (the FPGA routes arrive with the boards).
+    /// Routes for `rma`: cpu-cpu, cpu-fpga-local, cpu-fpga-remote, fpga-fpga-local,
+    /// fpga-fpga-remote, or all.
     #[arg(long, default_value = "cpu-cpu", value_delimiter = ',')]
     pub routes: Vec<String>,
     /// Cluster profile to emulate (native, mu, novo-g or a TOML file); default: the
@@ -101,19 +102,13 @@ pub struct Record {
     pub modeled_us: Option<f64>,
 }
 
-/// Routes `shmemplus bench` can measure today.
-pub const ROUTES: &[&str] = &["cpu-cpu"];
-
 /// Runs the benchmark job and prints the report; the launching side.
 pub fn run(opts: &BenchOptions) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
     let mut args: Vec<OsString> = vec!["bench-pe".into()];
     args.extend(forward_args(opts).into_iter().map(OsString::from));
-    if let Some(bad) = opts.routes.iter().find(|r| !ROUTES.contains(&r.as_str())) {
-        return Err(format!(
-            "route '{bad}' is not available: routes today are {} (the FPGA routes arrive with the boards)",
-            ROUTES.join(", ")
-        ));
+    for r in opts.routes.iter().filter(|r| *r != "all") {
+        Route::parse(r)?;
     }
     let mut spec = JobSpec::new(opts.n_pes, exe);
     spec.args = args;
@@ -267,162 +262,70 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
     let conduit = shmem.config().conduit.name().to_string();
     let mut records = Vec::new();
     let profile = shmem.profile().name.clone();
-    let record =
-        |op: &str, bytes: usize, secs: f64, bw: f64, ratio: Option<f64>, model: Option<f64>| {
-            Record {
-                route: if matches!(op, "barrier" | "am_roundtrip" | "contention") {
-                    op.to_string()
-                } else {
-                    "cpu-cpu".into()
-                },
-                op: op.into(),
-                bytes,
-                latency_us: secs * 1e6,
-                bandwidth_mbps: bw / 1e6,
-                ratio_to_memcpy: ratio,
-                conduit: conduit.clone(),
-                n_pes: n,
-                profile: profile.clone(),
-                modeled_us: model.map(|m| m * 1e6),
-            }
-        };
-    let modeled = |op, bytes| shmem.modeled_seconds(op, 1, bytes).ok().flatten();
+    let record = |route: &str,
+                  op: &str,
+                  bytes: usize,
+                  secs: f64,
+                  bw: f64,
+                  ratio: Option<f64>,
+                  model: Option<f64>| {
+        Record {
+            route: route.into(),
+            op: op.into(),
+            bytes,
+            latency_us: secs * 1e6,
+            bandwidth_mbps: bw / 1e6,
+            ratio_to_memcpy: ratio,
+            conduit: conduit.clone(),
+            n_pes: n,
+            profile: profile.clone(),
+            modeled_us: model.map(|m| m * 1e6),
+        }
+    };
     let has = |k: &str| opts.ops.iter().any(|o| o == k);
 
     if has("rma") && n >= 2 {
+        let routes: Vec<Route> = if opts.routes.iter().any(|r| r == "all") {
+            Route::ALL.to_vec()
+        } else {
+            opts.routes
+                .iter()
+                .map(|r| Route::parse(r))
+                .collect::<Result<_, _>>()?
+        };
         let max = opts.max_size;
-        let dst = shmem.alloc::<u8>(max, Place::Cpu).map_err(err)?;
-        let mut src_buf = AlignedBuf::new(max + opts.misalign + 4096);
-        let mut get_buf = AlignedBuf::new(max + opts.misalign + 4096);
+        let needs_boards = routes.iter().any(|r| r.needs_boards());
+        if needs_boards && shmem.fpgas() == 0 {
+            return Err(err(shmemplus::Error::NoBoards));
+        }
+        let objs = Objects {
+            cpu: shmem.alloc::<u8>(max, Place::Cpu).map_err(err)?,
+            fpga: if needs_boards {
+                let second = shmem.fpgas().min(2) - 1;
+                vec![
+                    shmem.alloc::<u8>(max, Place::Fpga(0)).map_err(err)?,
+                    shmem.alloc::<u8>(max, Place::Fpga(second)).map_err(err)?,
+                ]
+            } else {
+                Vec::new()
+            },
+        };
+        let mut bufs = (
+            AlignedBuf::new(max + opts.misalign + 4096),
+            AlignedBuf::new(max + opts.misalign + 4096),
+        );
         if me == 0 {
-            let has_model = modeled(RmaOp::Put, 8).is_some();
-            print_header(&conduit, &profile, n, opts, has_model);
-            let sizes = sizes(opts);
-            let bar = progress_bar(sizes.len());
-            for &bytes in &sizes {
-                let src = src_buf.slice(opts.misalign, bytes);
-                src.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
-                let src: &[u8] = src;
-                let batch = batch_for(bytes, opts.quick);
-                let window = (batch).clamp(1, 64);
-                let put_lat = time_per_op(reps, batch, || {
-                    shmem.put(&dst, 0, src, 1)?;
-                    shmem.quiet()
-                })
-                .map_err(err)?;
-                let get_dst = get_buf.slice(opts.misalign, bytes);
-                let get_lat = time_per_op(reps, batch, || shmem.get(&dst, 0, get_dst.as_mut(), 1))
-                    .map_err(err)?;
-                // SAFETY: nothing else touches PE 0's copy of `dst` during the run
-                // (PE 1 waits in a barrier; only PE 1's copy is written by the puts).
-                let local = unsafe { shmem.local_slice_mut(&dst) }.map_err(err)?;
-                // Bandwidth: put, get and memcpy windows interleaved within each
-                // repetition, so that the ratios compare figures taken moments apart
-                // on a shared, noisy machine.
-                let mut put_s = Vec::with_capacity(reps);
-                let mut get_s = Vec::with_capacity(reps);
-                let mut mc_s = Vec::with_capacity(reps);
-                let (mut put_r, mut get_r) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
-                // Each window runs twice, untimed then timed, so every operation is
-                // measured in its own steady state (its buffers warm in cache), not in
-                // the state the previous operation left behind.
-                let twice =
-                    |f: &mut dyn FnMut() -> shmemplus::Result<()>| -> shmemplus::Result<f64> {
-                        f()?;
-                        let t = Instant::now();
-                        f()?;
-                        Ok(t.elapsed().as_secs_f64())
-                    };
-                for _ in 0..reps {
-                    let put_t = twice(&mut || {
-                        for _ in 0..window {
-                            shmem.put(&dst, 0, src, 1)?;
-                        }
-                        shmem.quiet()
-                    })
-                    .map_err(err)?;
-                    let get_t = twice(&mut || {
-                        for _ in 0..window {
-                            shmem.get(&dst, 0, get_dst.as_mut(), 1)?;
-                        }
-                        Ok(())
-                    })
-                    .map_err(err)?;
-                    let mc_t = twice(&mut || {
-                        for _ in 0..window {
-                            local[..bytes].copy_from_slice(black_box(src));
-                            black_box(&mut local[..bytes]);
-                        }
-                        Ok(())
-                    })
-                    .map_err(err)?;
-                    put_s.push(put_t);
-                    get_s.push(get_t);
-                    mc_s.push(mc_t);
-                    put_r.push(mc_t / put_t);
-                    get_r.push(mc_t / get_t);
-                }
-                let bw = |secs: f64| (window * bytes) as f64 / secs;
-                let (put_bw, get_bw, mem_bw) = (
-                    bw(median(&mut put_s)),
-                    bw(median(&mut get_s)),
-                    bw(median(&mut mc_s)),
-                );
-                let (put_ratio, get_ratio) = (median(&mut put_r), median(&mut get_r));
-                let memcpy_win = (window * bytes) as f64 / mem_bw;
-                let (put_model, get_model) =
-                    (modeled(RmaOp::Put, bytes), modeled(RmaOp::Get, bytes));
-                records.push(record(
-                    "put",
-                    bytes,
-                    put_lat,
-                    put_bw,
-                    Some(put_ratio),
-                    put_model,
-                ));
-                records.push(record(
-                    "get",
-                    bytes,
-                    get_lat,
-                    get_bw,
-                    Some(get_ratio),
-                    get_model,
-                ));
-                records.push(record(
-                    "memcpy",
-                    bytes,
-                    memcpy_win / window as f64,
-                    mem_bw,
-                    Some(1.0),
-                    None,
-                ));
-                let mut line = format!(
-                    "{:>10} {:>11.3} {:>11.3} {:>11.0} {:>11.0} {:>11.0} {:>7.2} {:>7.2}",
-                    crate::info::human_bytes(bytes as u64),
-                    put_lat * 1e6,
-                    get_lat * 1e6,
-                    put_bw / 1e6,
-                    get_bw / 1e6,
-                    mem_bw / 1e6,
-                    put_ratio,
-                    get_ratio
-                );
-                if let (Some(pm), Some(gm)) = (put_model, get_model) {
-                    line += &format!(
-                        " {:>11.3} {:>+7.1} {:>11.3} {:>+7.1}",
-                        pm * 1e6,
-                        deviation(put_lat, pm),
-                        gm * 1e6,
-                        deviation(get_lat, gm)
-                    );
-                }
-                bar.suspend(|| println!("{line}"));
-                bar.inc(1);
+            for &route in &routes {
+                records.extend(measure_route(
+                    &shmem, route, &objs, opts, reps, &mut bufs, &record,
+                )?);
             }
-            bar.finish_and_clear();
         }
         shmem.barrier_all().map_err(err)?;
-        shmem.free(dst).map_err(err)?;
+        for o in objs.fpga {
+            shmem.free(o).map_err(err)?;
+        }
+        shmem.free(objs.cpu).map_err(err)?;
     }
 
     if has("barrier") {
@@ -431,7 +334,7 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
         let secs = time_per_op(reps, batch, || shmem.barrier_all()).map_err(err)?;
         if me == 0 {
             println!("barrier_all, {n} PEs: median {:.3} us", secs * 1e6);
-            records.push(record("barrier", 0, secs, 0.0, None, None));
+            records.push(record("barrier", "barrier", 0, secs, 0.0, None, None));
         }
     }
 
@@ -450,13 +353,21 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
                 "AM round trip, 8 bytes, PE 0 -> PE 1: median {:.3} us",
                 secs * 1e6
             );
-            records.push(record("am_roundtrip", 8, secs, 0.0, None, None));
+            records.push(record(
+                "am_roundtrip",
+                "am_roundtrip",
+                8,
+                secs,
+                0.0,
+                None,
+                None,
+            ));
         }
         shmem.barrier_all().map_err(err)?;
     }
 
     if has("contention") && n >= 2 {
-        records.extend(contention(&shmem, reps, &record, &modeled)?);
+        records.extend(contention(&shmem, reps, &record)?);
     }
 
     if me == 0 {
@@ -482,9 +393,9 @@ fn deviation(measured: f64, modeled: f64) -> f64 {
     }
 }
 
-/// Makes a record: (op, bytes, seconds, bytes per second, ratio to memcpy, modeled
-/// seconds).
-type RecordFn<'a> = dyn Fn(&str, usize, f64, f64, Option<f64>, Option<f64>) -> Record + 'a;
+/// Makes a record: (route, op, bytes, seconds, bytes per second, ratio to memcpy,
+/// modeled seconds).
+type RecordFn<'a> = dyn Fn(&str, &str, usize, f64, f64, Option<f64>, Option<f64>) -> Record + 'a;
 
 /// Bytes each sender puts in the contention measurement.
 const CONTENTION_BYTES: usize = 8 << 20;
@@ -496,7 +407,6 @@ fn contention(
     shmem: &shmemplus::Shmem,
     reps: usize,
     record: &RecordFn<'_>,
-    modeled: &dyn Fn(RmaOp, usize) -> Option<f64>,
 ) -> Result<Vec<Record>, String> {
     let err = |e: shmemplus::Error| e.to_string();
     let (me, n) = (shmem.my_pe() as usize, shmem.n_pes() as usize);
@@ -543,9 +453,12 @@ fn contention(
             a * 1e3,
             b / a
         );
-        let model_one = modeled(RmaOp::Put, CONTENTION_BYTES);
+        let model_one = shmem
+            .modeled_seconds(RmaOp::Put, 1, CONTENTION_BYTES)
+            .map_err(err)?;
         out.push(record(
             "contention",
+            "put",
             CONTENTION_BYTES,
             a,
             CONTENTION_BYTES as f64 / a,
@@ -554,6 +467,7 @@ fn contention(
         ));
         out.push(record(
             "contention",
+            "put",
             senders * CONTENTION_BYTES,
             b,
             (senders * CONTENTION_BYTES) as f64 / b,
@@ -567,18 +481,22 @@ fn contention(
 }
 
 fn plot(path: &std::path::Path, records: &[Record]) -> Result<(), String> {
-    let curves: Vec<crate::plot::Curve> = ["put", "get"]
-        .iter()
-        .map(|op| crate::plot::Curve {
-            label: format!("cpu-cpu {op}"),
-            points: records
+    let mut curves = Vec::new();
+    for route in Route::ALL {
+        for op in ["put", "get"] {
+            let points: Vec<(u64, f64)> = records
                 .iter()
-                .filter(|r| r.route == "cpu-cpu" && r.op == *op)
+                .filter(|r| r.route == route.name() && r.op == op)
                 .map(|r| (r.bytes as u64, r.bandwidth_mbps))
-                .collect(),
-        })
-        .filter(|c| !c.points.is_empty())
-        .collect();
+                .collect();
+            if !points.is_empty() {
+                curves.push(crate::plot::Curve {
+                    label: format!("{} {op}", route.name()),
+                    points,
+                });
+            }
+        }
+    }
     let profile = records.first().map_or("native", |r| r.profile.as_str());
     crate::plot::plot_bandwidth(
         path,
@@ -587,9 +505,15 @@ fn plot(path: &std::path::Path, records: &[Record]) -> Result<(), String> {
     )
 }
 
-fn print_header(conduit: &str, profile: &str, n: u32, o: &BenchOptions, model: bool) {
+fn print_header(route: Route, shmem: &shmemplus::Shmem, o: &BenchOptions, model: bool) {
+    let (put_local, _, remote, pe) = route.shape(shmem.my_pe());
+    let from = put_local.map_or("host buffer".to_string(), |p| p.to_string());
     println!(
-        "shmemplus bench: route cpu-cpu, PE 0 -> PE 1, {n} PEs, conduit {conduit}, profile {profile}, source misaligned by {} B; medians",
+        "shmemplus bench: route {} (PE 0 {from} -> PE {pe} {remote}), {} PEs, conduit {}, profile {}, source misaligned by {} B; medians",
+        route.name(),
+        shmem.n_pes(),
+        shmem.config().conduit.name(),
+        shmem.profile().name,
         o.misalign
     );
     let mut head = format!(
@@ -651,4 +575,247 @@ mod tests {
         o.quick = true;
         assert!(sizes(&o).len() < 10);
     }
+}
+
+/// A route `shmemplus bench` measures: where a put goes from and to, and a get back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Host buffer of PE 0 <-> CPU heap of PE 1.
+    CpuCpu,
+    /// Host buffer of PE 0 <-> board 0 of PE 0's node (an explicit local transfer).
+    CpuFpgaLocal,
+    /// Host buffer of PE 0 <-> board 0 of PE 1's node.
+    CpuFpgaRemote,
+    /// Board 0 <-> board 1 of PE 0's node (the same board when the node has one).
+    FpgaFpgaLocal,
+    /// Board 0 of PE 0's node <-> board 0 of PE 1's node.
+    FpgaFpgaRemote,
+}
+
+impl Route {
+    /// Every route, in report order.
+    pub const ALL: [Route; 5] = [
+        Route::CpuCpu,
+        Route::CpuFpgaLocal,
+        Route::CpuFpgaRemote,
+        Route::FpgaFpgaLocal,
+        Route::FpgaFpgaRemote,
+    ];
+
+    /// The route's name in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Route::CpuCpu => "cpu-cpu",
+            Route::CpuFpgaLocal => "cpu-fpga-local",
+            Route::CpuFpgaRemote => "cpu-fpga-remote",
+            Route::FpgaFpgaLocal => "fpga-fpga-local",
+            Route::FpgaFpgaRemote => "fpga-fpga-remote",
+        }
+    }
+
+    /// Parses a route name.
+    pub fn parse(name: &str) -> Result<Route, String> {
+        Route::ALL
+            .into_iter()
+            .find(|r| r.name() == name)
+            .ok_or_else(|| {
+                let all: Vec<&str> = Route::ALL.iter().map(|r| r.name()).collect();
+                format!("unknown route '{name}'; routes are {}", all.join(", "))
+            })
+    }
+
+    fn needs_boards(self) -> bool {
+        self != Route::CpuCpu
+    }
+
+    /// What a put and a get do on this route: (put: local source place, get: local
+    /// destination place, remote place, PE on the far side, board-to-board).
+    fn shape(self, me: u32) -> (Option<Place>, Option<Place>, Place, u32) {
+        let (f0, f1) = (Place::Fpga(0), Place::Fpga(1));
+        match self {
+            Route::CpuCpu => (None, None, Place::Cpu, 1),
+            Route::CpuFpgaLocal => (None, None, f0, me),
+            Route::CpuFpgaRemote => (None, None, f0, 1),
+            Route::FpgaFpgaLocal => (Some(f0), Some(f1), f1, me),
+            Route::FpgaFpgaRemote => (Some(f0), Some(f1), f0, 1),
+        }
+    }
+}
+
+/// The symmetric objects the routes move data between.
+struct Objects {
+    cpu: shmemplus::SymVec<u8>,
+    /// Objects on board 0 and board 1 (board 0 twice on one-board nodes).
+    fpga: Vec<shmemplus::SymVec<u8>>,
+}
+
+impl Objects {
+    fn of(&self, place: Place) -> &shmemplus::SymVec<u8> {
+        match place {
+            Place::Cpu => &self.cpu,
+            Place::Fpga(b) => &self.fpga[(b as usize).min(self.fpga.len() - 1)],
+        }
+    }
+}
+
+/// Measures one route at every size (PE 0 only) and prints its table.
+#[allow(clippy::too_many_arguments)]
+fn measure_route(
+    shmem: &shmemplus::Shmem,
+    route: Route,
+    objs: &Objects,
+    opts: &BenchOptions,
+    reps: usize,
+    (src_buf, get_buf): &mut (AlignedBuf, AlignedBuf),
+    record: &RecordFn<'_>,
+) -> Result<Vec<Record>, String> {
+    let err = |e: shmemplus::Error| e.to_string();
+    let me = shmem.my_pe();
+    let (put_local, get_local, remote, pe) = route.shape(me);
+    let remote_obj = objs.of(remote);
+    let model = |op, local: Option<Place>, bytes| {
+        shmem
+            .modeled_route_seconds(op, local, remote, pe, bytes)
+            .ok()
+            .flatten()
+    };
+    // One put and one get of `bytes` on this route.
+    let put = |src: &[u8]| -> shmemplus::Result<()> {
+        match put_local {
+            None => shmem.put(remote_obj, 0, src, pe),
+            Some(l) => shmem.put_from(remote_obj, 0, objs.of(l), 0, src.len(), pe),
+        }
+    };
+    let get = |dst: &mut [u8]| -> shmemplus::Result<()> {
+        match get_local {
+            None => shmem.get(remote_obj, 0, dst, pe),
+            Some(l) => shmem.get_into(objs.of(l), 0, remote_obj, 0, dst.len(), pe),
+        }
+    };
+    let has_model = model(RmaOp::Put, put_local, 8).is_some();
+    print_header(route, shmem, opts, has_model);
+    let sizes = sizes(opts);
+    let bar = progress_bar(sizes.len());
+    let mut out = Vec::new();
+    // SAFETY: nothing else touches PE 0's copy of the CPU object during the run (the
+    // other PEs wait in a barrier, and no route writes PE 0's CPU copy).
+    let local = unsafe { shmem.local_slice_mut(&objs.cpu) }.map_err(err)?;
+    for &bytes in &sizes {
+        let src = src_buf.slice(opts.misalign, bytes);
+        src.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+        let src: &[u8] = src;
+        let dst = get_buf.slice(opts.misalign, bytes);
+        let batch = batch_for(bytes, opts.quick);
+        let window = batch.clamp(1, 64);
+        let put_lat = time_per_op(reps, batch, || {
+            put(src)?;
+            shmem.quiet()
+        })
+        .map_err(err)?;
+        let get_lat = time_per_op(reps, batch, || get(dst)).map_err(err)?;
+        // Bandwidth: put, get and memcpy windows interleaved within each repetition,
+        // so that the ratios compare figures taken moments apart on a noisy machine.
+        // Each window runs twice, untimed then timed, so every operation is measured
+        // in its own steady state, not in the state the previous one left behind.
+        let twice = |f: &mut dyn FnMut() -> shmemplus::Result<()>| -> shmemplus::Result<f64> {
+            f()?;
+            let t = Instant::now();
+            f()?;
+            Ok(t.elapsed().as_secs_f64())
+        };
+        let (mut put_s, mut get_s, mut mc_s) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut put_r, mut get_r) = (Vec::new(), Vec::new());
+        for _ in 0..reps {
+            let put_t = twice(&mut || {
+                for _ in 0..window {
+                    put(src)?;
+                }
+                shmem.quiet()
+            })
+            .map_err(err)?;
+            let get_t = twice(&mut || {
+                for _ in 0..window {
+                    get(dst)?;
+                }
+                Ok(())
+            })
+            .map_err(err)?;
+            let mc_t = twice(&mut || {
+                for _ in 0..window {
+                    local[..bytes].copy_from_slice(black_box(src));
+                    black_box(&mut local[..bytes]);
+                }
+                Ok(())
+            })
+            .map_err(err)?;
+            put_s.push(put_t);
+            get_s.push(get_t);
+            mc_s.push(mc_t);
+            put_r.push(mc_t / put_t);
+            get_r.push(mc_t / get_t);
+        }
+        let bw = |secs: f64| (window * bytes) as f64 / secs;
+        let (put_bw, get_bw, mem_bw) = (
+            bw(median(&mut put_s)),
+            bw(median(&mut get_s)),
+            bw(median(&mut mc_s)),
+        );
+        let (put_ratio, get_ratio) = (median(&mut put_r), median(&mut get_r));
+        let (put_model, get_model) = (
+            model(RmaOp::Put, put_local, bytes),
+            model(RmaOp::Get, get_local, bytes),
+        );
+        let name = route.name();
+        out.push(record(
+            name,
+            "put",
+            bytes,
+            put_lat,
+            put_bw,
+            Some(put_ratio),
+            put_model,
+        ));
+        out.push(record(
+            name,
+            "get",
+            bytes,
+            get_lat,
+            get_bw,
+            Some(get_ratio),
+            get_model,
+        ));
+        out.push(record(
+            name,
+            "memcpy",
+            bytes,
+            (window * bytes) as f64 / mem_bw / window as f64,
+            mem_bw,
+            Some(1.0),
+            None,
+        ));
+        let mut line = format!(
+            "{:>10} {:>11.3} {:>11.3} {:>11.0} {:>11.0} {:>11.0} {:>7.2} {:>7.2}",
+            crate::info::human_bytes(bytes as u64),
+            put_lat * 1e6,
+            get_lat * 1e6,
+            put_bw / 1e6,
+            get_bw / 1e6,
+            mem_bw / 1e6,
+            put_ratio,
+            get_ratio
+        );
+        if let (Some(pm), Some(gm)) = (put_model, get_model) {
+            line += &format!(
+                " {:>11.3} {:>+7.1} {:>11.3} {:>+7.1}",
+                pm * 1e6,
+                deviation(put_lat, pm),
+                gm * 1e6,
+                deviation(get_lat, gm)
+            );
+        }
+        bar.suspend(|| println!("{line}"));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(out)
 }

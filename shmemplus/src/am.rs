@@ -43,6 +43,12 @@ pub const H_GET: u16 = 2;
 pub const H_FLUSH: u16 = 3;
 /// Built-in handler: reply with the request's payload (AM round-trip measurements).
 pub const H_ECHO: u16 = 4;
+/// Built-in handler (module `fpga`): DMA-write the payload to board `args[1]` at
+/// offset `args[0]` of this PE's partition.
+pub const H_FPGA_PUT: u16 = 5;
+/// Built-in handler (module `fpga`): reply with `args[1]` bytes DMA-read from board
+/// `args[2]` at offset `args[0]`.
+pub const H_FPGA_GET: u16 = 6;
 /// First handler id of user handlers; user id `u` is table slot `USER_BASE + u`.
 pub const USER_BASE: u16 = 16;
 /// Number of user handler ids (`0..USER_HANDLERS`).
@@ -243,6 +249,8 @@ pub struct AmEngine {
     handlers: Vec<OnceLock<Handler>>,
     /// Per target: puts sent since the last flush.
     unflushed: Vec<AtomicBool>,
+    /// Some entry of `unflushed` may be set (lets `quiet` skip the scan).
+    any_unflushed: AtomicBool,
     /// Per source: puts from it that failed here since its last flush.
     failed_puts: Vec<Mutex<Option<String>>>,
     shutdown: AtomicBool,
@@ -264,6 +272,7 @@ impl AmEngine {
                 .map(|_| OnceLock::new())
                 .collect(),
             unflushed: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            any_unflushed: AtomicBool::new(false),
             failed_puts: (0..n).map(|_| Mutex::new(None)).collect(),
             shutdown: AtomicBool::new(false),
         };
@@ -314,6 +323,23 @@ impl AmEngine {
             .map_err(|_| {
                 Error::InvalidArgument(format!("active-message handler {id} is already registered"))
             })
+    }
+
+    /// Registers a built-in handler of another module (the boards' DMA handlers) in
+    /// its reserved slot below `USER_BASE`.
+    pub(crate) fn register_builtin(&self, id: u16, handler: Handler) {
+        debug_assert!(id < USER_BASE && id > H_ECHO);
+        if self.handlers[id as usize].set(handler).is_err() {
+            tracing::warn!(id, "built-in active-message handler registered twice");
+        }
+    }
+
+    /// Remembers that a put from `src` failed here; the sender's next flush reports it.
+    pub(crate) fn record_put_failure(&self, src: usize, why: String) {
+        tracing::warn!(src, "AM put refused: {why}");
+        *self.failed_puts[src]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(why);
     }
 
     /// Sends one record to `to` on the request or reply ring, waiting for room (and
@@ -407,20 +433,41 @@ impl AmEngine {
     /// Puts `src` at heap offset `offset` of PE `to` through AMs. Returns when `src`
     /// may be reused; completion at the target is `quiet`'s business.
     pub fn put(&self, to: usize, offset: usize, src: &[u8]) {
+        self.put_via(to, H_PUT, 0, offset, src)
+    }
+
+    /// Puts `src` through AMs to `handler` on PE `to`, split into records whose
+    /// arguments are `[offset of the piece, place]`. The handler owns the meaning of
+    /// `place` (the board for the FPGA handlers). Completion is `quiet`'s business.
+    pub fn put_via(&self, to: usize, handler: u16, place: u64, offset: usize, src: &[u8]) {
         let chunk = self.max_payload();
         for (i, piece) in src.chunks(chunk).enumerate() {
-            let h = AmHeader::request(H_PUT, 0, [(offset + i * chunk) as u64, 0, 0, 0]);
+            let h = AmHeader::request(handler, 0, [(offset + i * chunk) as u64, place, 0, 0]);
             self.send(to, false, h, piece);
         }
         if !src.is_empty() {
             self.unflushed[to].store(true, Ordering::Release);
+            self.any_unflushed.store(true, Ordering::Release);
         }
     }
 
     /// Gets `dst.len()` bytes from heap offset `offset` of PE `to` through AMs.
     pub fn get(&self, to: usize, offset: usize, dst: &mut [u8]) -> Result<(), Error> {
+        self.get_via(to, H_GET, 0, offset, dst)
+    }
+
+    /// Gets `dst.len()` bytes through AMs from `handler` on PE `to`; the request's
+    /// arguments are `[offset, length, place]`.
+    pub fn get_via(
+        &self,
+        to: usize,
+        handler: u16,
+        place: u64,
+        offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), Error> {
         let (token, p) = self.new_pending(Some((dst.as_mut_ptr() as usize, dst.len())));
-        let h = AmHeader::request(H_GET, token, [offset as u64, dst.len() as u64, 0, 0]);
+        let h = AmHeader::request(handler, token, [offset as u64, dst.len() as u64, place, 0]);
         self.send(to, false, h, &[]);
         // `dst` stays borrowed (and untouched by us) until `finish` has seen the last
         // reply, so the pump's writes into it cannot race with the caller.
@@ -430,6 +477,9 @@ impl AmEngine {
     /// Completes every put sent so far: flushes each target that has unflushed puts
     /// and waits for all their acknowledgements.
     pub fn quiet(&self) -> Result<(), Error> {
+        if !self.any_unflushed.swap(false, Ordering::AcqRel) {
+            return Ok(());
+        }
         let mut waits = Vec::new();
         for to in 0..self.n() {
             if self.unflushed[to].swap(false, Ordering::AcqRel) {
@@ -449,7 +499,7 @@ impl AmEngine {
 
     /// Sends a reply to a request (possibly in several records), or nothing if the
     /// request wanted none.
-    fn reply_result(&self, to: usize, token: u64, out: Result<Vec<u8>, String>) {
+    pub(crate) fn reply_result(&self, to: usize, token: u64, out: Result<Vec<u8>, String>) {
         if token == 0 {
             return;
         }
@@ -459,7 +509,7 @@ impl AmEngine {
         }
     }
 
-    fn reply_data(&self, to: usize, token: u64, data: &[u8]) {
+    pub(crate) fn reply_data(&self, to: usize, token: u64, data: &[u8]) {
         let chunk = self.max_payload();
         let mut off = 0;
         loop {
@@ -476,7 +526,7 @@ impl AmEngine {
         }
     }
 
-    fn reply_error(&self, to: usize, token: u64, why: &str) {
+    pub(crate) fn reply_error(&self, to: usize, token: u64, why: &str) {
         let mut h = AmHeader::request(0, token, [0; 4]);
         h.flags |= F_ERROR | F_LAST;
         let msg = &why.as_bytes()[..why.len().min(self.max_payload())];
@@ -657,12 +707,7 @@ fn handle_put(engine: &AmEngine, m: Incoming<'_>) {
         // SAFETY: `dst` is in bounds of this PE's heap (checked by heap_range); the
         // payload lives in the ring, which never overlaps the heap.
         Ok(dst) => unsafe { crate::copy::copy_bytes(m.payload.as_ptr(), dst, m.payload.len()) },
-        Err(why) => {
-            tracing::warn!(src = m.src, "AM put refused: {why}");
-            *engine.failed_puts[m.src]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = Some(why);
-        }
+        Err(why) => engine.record_put_failure(m.src, why),
     }
     engine.reply_result(m.src, m.header.token, Ok(Vec::new()));
 }

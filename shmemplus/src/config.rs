@@ -49,6 +49,9 @@ pub struct Config {
     /// `SHMEMPLUS_PROFILE`: the cluster profile, a built-in name (`native`, `mu`,
     /// `novo-g`) or a TOML file path. Default `native` (no emulated cost).
     pub profile: String,
+    /// `SHMEMPLUS_FPGAS`: boards per node (set by `shmemrun --fpgas`); `None` means the
+    /// profile's.
+    pub fpgas: Option<u32>,
 }
 
 impl Config {
@@ -103,7 +106,20 @@ impl Config {
             Some(p) if !p.trim().is_empty() => p.trim().to_string(),
             _ => "native".to_string(),
         };
+        let fpgas =
+            match get("SHMEMPLUS_FPGAS") {
+                Some(v) if !v.trim().is_empty() => {
+                    Some(v.trim().parse::<u32>().ok().filter(|&f| f <= 16).ok_or(
+                        Error::BadConfig {
+                            var: "SHMEMPLUS_FPGAS",
+                            why: format!("'{v}' is not a board count from 0 to 16"),
+                        },
+                    )?)
+                }
+                _ => None,
+            };
         Ok(Config {
+            fpgas,
             profile,
             symmetric_size,
             conduit,

@@ -1,26 +1,23 @@
-//! Emulation of the simulated cluster's network: charges each transfer between PEs on
-//! different simulated nodes to the nodes' NIC timelines (through `netsim`) and makes
-//! the initiating thread wait for the modeled instants.
+//! Emulation of the simulated cluster: charges every hop of a transfer to the shared
+//! timelines of the resources it uses (through `netsim`) and makes the initiating
+//! thread wait for the modeled instants.
 //!
-//! This module owns the mapping from PEs to the shared timelines (the NIC of node k is
-//! the pair of words in the control block of node k's first PE) and the cost of each
-//! RMA operation as a sequence of hops. It must not move bytes (the conduits do) and
-//! must not define costs (the profile does). With a free profile (`native`) it does
-//! not exist at all: the library holds no `Emulation` and pays nothing.
+//! This module owns the mapping from PEs and boards to the shared timelines (the NIC of
+//! node k and the DMA channels of its boards are words in the control block of node
+//! k's first PE) and the composition of a route's hops. It must not move bytes (the
+//! conduits and boards do) and must not define costs (the profile does). With a free
+//! profile (`native`) it does not exist at all: the library holds no `Emulation`.
 //!
-//! Costs per operation, for PEs on different nodes (PEs on one node pay nothing here):
-//! - put of L bytes: one `net` transfer of L bytes, from the initiator's node NIC (send
-//!   side) to the target's (receive side). `put` returns when the transfer has left
-//!   the sender (its occupancy of the path ends); `quiet` waits until it is delivered
-//!   (occupancy end + latency).
-//! - get of L bytes: a request of 0 bytes to the target, then a transfer of L bytes
-//!   back; `get` returns when the data is delivered. Modeled: `T_net(0) + T_net(L)`.
-//! - a synchronisation message (a barrier flag): a `net` transfer of 8 bytes, waited
-//!   for before the flag is written, so a barrier across nodes costs its rounds'
-//!   latencies.
+//! A route is a chain of hops, each starting when the previous one has delivered:
+//! - `Net`: a transfer between two nodes, on the sender's NIC send side and the
+//!   receiver's receive side (free within a node);
+//! - `Read` / `Write`: a DMA on a board's read (board -> host) or write (host -> board)
+//!   channel.
 //!
-//! The bytes themselves move at the machine's speed *within* the modeled window: the
-//! clock starts before the copy, so the copy is hidden whenever the model is slower.
+//! A put returns when its first hop has taken the data (injected) and records the
+//! route's delivery for `quiet`; a get returns when its last hop has delivered. The
+//! clock of an operation starts before its copies, so the real copying hides inside
+//! the modeled time. A get is a 0-byte request followed by the reply's hops.
 
 use crate::segment::JobSegments;
 use crate::topology::Topology;
@@ -28,7 +25,7 @@ use netsim::{Cost, Profile};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// A one-sided operation, for [`Emulation::modeled`].
+/// A one-sided operation, for [`crate::Shmem::modeled_seconds`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RmaOp {
     /// A put followed by `quiet`.
@@ -37,9 +34,43 @@ pub enum RmaOp {
     Get,
 }
 
-/// The network emulation of one PE.
+/// One hop of a route: a resource and the bytes it moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hop {
+    /// Network transfer from PE `from`'s node to PE `to`'s node.
+    Net {
+        /// Sending PE.
+        from: usize,
+        /// Receiving PE.
+        to: usize,
+        /// Bytes.
+        bytes: u64,
+    },
+    /// DMA read (board -> host) on board `board` of PE `pe`'s node.
+    Read {
+        /// A PE of the node.
+        pe: usize,
+        /// The board.
+        board: u32,
+        /// Bytes the DMA engine moves (the aligned span).
+        bytes: u64,
+    },
+    /// DMA write (host -> board) on board `board` of PE `pe`'s node.
+    Write {
+        /// A PE of the node.
+        pe: usize,
+        /// The board.
+        board: u32,
+        /// Bytes the DMA engine moves (the aligned span).
+        bytes: u64,
+    },
+}
+
+/// The emulation of one PE.
 pub struct Emulation {
-    net: Cost,
+    net: Option<Cost>,
+    read: Option<Cost>,
+    write: Option<Cost>,
     topology: Topology,
     segs: Arc<JobSegments>,
     /// The latest delivery instant of this PE's puts (what `quiet` waits for).
@@ -47,68 +78,93 @@ pub struct Emulation {
 }
 
 impl Emulation {
-    /// The emulation for `profile`, or `None` when its network costs nothing.
+    /// The emulation for `profile`, or `None` when nothing in it costs anything.
     pub fn new(profile: &Profile, topology: Topology, segs: Arc<JobSegments>) -> Option<Emulation> {
-        let net = profile.net.clone()?;
+        if profile.is_free() {
+            return None;
+        }
         Some(Emulation {
-            net,
+            net: profile.net.clone(),
+            read: profile.fpga_read.clone(),
+            write: profile.fpga_write.clone(),
             topology,
             segs,
             undelivered_until: AtomicU64::new(0),
         })
     }
 
-    /// The NIC timelines (send, receive) of the node of `pe`.
-    fn nic(&self, pe: usize) -> (&AtomicU64, &AtomicU64) {
+    fn leader(&self, pe: usize) -> &crate::segment::Control {
         let leader = (self.topology.node_of(pe as u32) * self.topology.pes_per_node) as usize;
-        let c = self.segs.segs[leader].control();
-        (&c.nic_send.0, &c.nic_recv.0)
+        self.segs.segs[leader].control()
     }
 
-    fn crosses_nodes(&self, a: usize, b: usize) -> bool {
-        self.topology.node_of(a as u32) != self.topology.node_of(b as u32)
+    fn same_node(&self, a: usize, b: usize) -> bool {
+        self.topology.node_of(a as u32) == self.topology.node_of(b as u32)
     }
 
-    /// Charges a transfer of `bytes` from `from` to `to` starting at `start_ns`.
-    fn transfer(&self, from: usize, to: usize, start_ns: u64, bytes: u64) -> netsim::Charge {
-        let (send, _) = self.nic(from);
-        let (_, recv) = self.nic(to);
-        netsim::charge_transfer(send, recv, start_ns, &self.net, bytes)
-    }
-
-    /// A put of `bytes` to `target` that started at `start_ns` (before the copy): waits
-    /// until the transfer has left this PE and records its delivery for `quiet`.
-    pub fn put(&self, target: usize, start_ns: u64, bytes: usize) {
-        let me = self.segs.me;
-        if !self.crosses_nodes(me, target) {
-            return;
+    /// The cost of `hop`, or `None` when it is free.
+    fn cost(&self, hop: &Hop) -> Option<&Cost> {
+        match *hop {
+            Hop::Net { from, to, .. } if self.same_node(from, to) => None,
+            Hop::Net { .. } => self.net.as_ref(),
+            Hop::Read { .. } => self.read.as_ref(),
+            Hop::Write { .. } => self.write.as_ref(),
         }
-        let charge = self.transfer(me, target, start_ns, bytes as u64);
-        self.undelivered_until
-            .fetch_max(charge.delivered_ns, Ordering::AcqRel);
-        netsim::wait_until(charge.injected_ns);
     }
 
-    /// A get of `bytes` from `target` that started at `start_ns`: waits until the reply
-    /// is delivered.
-    pub fn get(&self, target: usize, start_ns: u64, bytes: usize) {
-        let me = self.segs.me;
-        if !self.crosses_nodes(me, target) {
-            return;
+    /// Charges the hops in sequence from `start_ns`; returns (injected instant of the
+    /// first charged hop, delivered instant of the last), or `None` if all are free.
+    fn charge(&self, hops: &[Hop], start_ns: u64) -> Option<(u64, u64)> {
+        let mut at = start_ns;
+        let mut injected = None;
+        for hop in hops {
+            let Some(cost) = self.cost(hop) else { continue };
+            let charge = match *hop {
+                Hop::Net { from, to, bytes } => netsim::charge_transfer(
+                    &self.leader(from).nic_send,
+                    &self.leader(to).nic_recv,
+                    at,
+                    cost,
+                    bytes,
+                ),
+                Hop::Read { pe, board, bytes } => {
+                    netsim::charge_hop(&self.leader(pe).dma_read[board as usize], at, cost, bytes)
+                }
+                Hop::Write { pe, board, bytes } => {
+                    netsim::charge_hop(&self.leader(pe).dma_write[board as usize], at, cost, bytes)
+                }
+            };
+            injected.get_or_insert(charge.injected_ns);
+            at = charge.delivered_ns;
         }
-        let request = self.transfer(me, target, start_ns, 0);
-        let reply = self.transfer(target, me, request.delivered_ns, bytes as u64);
-        netsim::wait_until(reply.delivered_ns);
+        injected.map(|i| (i, at))
+    }
+
+    /// A put along `hops` that started at `start_ns`: waits until the first hop has
+    /// taken the data and records the delivery for `quiet`.
+    pub fn put(&self, hops: &[Hop], start_ns: u64) {
+        if let Some((injected, delivered)) = self.charge(hops, start_ns) {
+            self.undelivered_until
+                .fetch_max(delivered, Ordering::AcqRel);
+            netsim::wait_until(injected);
+        }
+    }
+
+    /// A blocking transfer along `hops` (a get, a local DMA): waits until delivered.
+    pub fn blocking(&self, hops: &[Hop], start_ns: u64) {
+        if let Some((_, delivered)) = self.charge(hops, start_ns) {
+            netsim::wait_until(delivered);
+        }
     }
 
     /// A small synchronisation message to `target`: waits until it is delivered.
     pub fn message(&self, target: usize) {
-        let me = self.segs.me;
-        if !self.crosses_nodes(me, target) {
-            return;
-        }
-        let charge = self.transfer(me, target, netsim::now_ns(), 8);
-        netsim::wait_until(charge.delivered_ns);
+        let hop = Hop::Net {
+            from: self.segs.me,
+            to: target,
+            bytes: 8,
+        };
+        self.blocking(&[hop], netsim::now_ns());
     }
 
     /// Waits until every put issued so far is delivered.
@@ -116,15 +172,17 @@ impl Emulation {
         netsim::wait_until(self.undelivered_until.load(Ordering::Acquire));
     }
 
-    /// The modeled time in seconds of one `op` of `bytes` between this PE and
-    /// `target` on an idle network (0 within a node).
-    pub fn modeled(&self, op: RmaOp, target: usize, bytes: usize) -> f64 {
-        if !self.crosses_nodes(self.segs.me, target) {
-            return 0.0;
-        }
-        match op {
-            RmaOp::Put => self.net.time(bytes as u64),
-            RmaOp::Get => self.net.time(0) + self.net.time(bytes as u64),
-        }
+    /// The modeled time in seconds of `hops` on an idle cluster.
+    pub fn modeled(&self, hops: &[Hop]) -> f64 {
+        hops.iter()
+            .filter_map(|h| {
+                let bytes = match *h {
+                    Hop::Net { bytes, .. } | Hop::Read { bytes, .. } | Hop::Write { bytes, .. } => {
+                        bytes
+                    }
+                };
+                self.cost(h).map(|c| c.time(bytes))
+            })
+            .sum()
     }
 }

@@ -57,9 +57,29 @@ pub enum Error {
         /// Length of the object in elements.
         len: usize,
     },
-    /// A place that is not available in this build or job.
-    #[error("place {0} is not available: only Cpu memory exists until the FPGA boards land")]
+    /// An operation that a place does not support (e.g. borrowing board memory).
+    #[error("{0}")]
     PlaceUnavailable(String),
+    /// A board index outside the boards of the node.
+    #[error("invalid board {board}: each node has boards 0..{boards} (shmemrun --fpgas or the profile sets the count)")]
+    InvalidBoard {
+        /// The board asked for.
+        board: u32,
+        /// Boards per node.
+        boards: u32,
+    },
+    /// The job's nodes have no boards.
+    #[error("this job's nodes have no FPGA boards (run with shmemrun --fpgas N or a profile with boards_per_node > 0)")]
+    NoBoards,
+    /// A board refused an operation (range, kernel, configuration).
+    #[error("board {board}: {source}")]
+    Board {
+        /// The board.
+        board: u32,
+        /// What the board said.
+        #[source]
+        source: fpga_mock::BoardError,
+    },
     /// The symmetric heap has no room for the allocation.
     #[error("symmetric heap exhausted: {requested} bytes requested, largest free block {largest_free} of {heap} bytes; raise SHMEM_SYMMETRIC_SIZE")]
     HeapExhausted {
@@ -69,6 +89,18 @@ pub enum Error {
         largest_free: usize,
         /// The heap size.
         heap: usize,
+    },
+    /// A board partition has no room for the allocation.
+    #[error("FPGA heap of board {board} exhausted: {requested} bytes requested, largest free block {largest_free} of this PE's {partition}-byte partition; raise the profile's board_memory or run fewer PEs per node")]
+    BoardHeapExhausted {
+        /// The board.
+        board: u32,
+        /// Bytes asked for (after alignment).
+        requested: usize,
+        /// The largest free block.
+        largest_free: usize,
+        /// This PE's partition of the board.
+        partition: usize,
     },
     /// PEs made different collective calls (sizes, order or kind).
     #[error("non-symmetric collective call: {0}")]

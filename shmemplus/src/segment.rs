@@ -26,10 +26,12 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// Magic number at the start of every segment ("SHMEM+\0\1").
 const MAGIC: u64 = 0x5348_4d45_4d2b_0001;
 /// Version of the layout below; bumped on any change.
-const LAYOUT_VERSION: u32 = 2;
+const LAYOUT_VERSION: u32 = 3;
 const PAGE: usize = 4096;
 /// Barrier rounds supported: a dissemination barrier over n PEs takes ceil(log2 n).
 pub const MAX_BARRIER_ROUNDS: usize = 32;
+/// Boards per node the control block has DMA timelines for.
+pub const MAX_BOARDS: usize = 16;
 
 /// Pads and aligns a value to its own cache line, so that words written by different
 /// PEs never share a line.
@@ -88,6 +90,11 @@ pub struct Control {
     pub nic_send: Padded<AtomicU64>,
     /// Emulated NIC of this PE's node, receive side (as `nic_send`).
     pub nic_recv: Padded<AtomicU64>,
+    /// Emulated DMA read channel (board -> host) of each board of this PE's node
+    /// (node leader's copy only, as the NIC).
+    pub dma_read: [Padded<AtomicU64>; MAX_BOARDS],
+    /// Emulated DMA write channel (host -> board) of each board of this PE's node.
+    pub dma_write: [Padded<AtomicU64>; MAX_BOARDS],
 }
 
 /// Producer and consumer positions of one ring, on separate lines.

@@ -18,11 +18,12 @@
 //!   PE sees every put issued by any PE before the barrier.
 //! - A blocking `get` returns with the data.
 
-use crate::am::{AmEngine, H_ECHO, USER_BASE};
+use crate::am::{AmEngine, H_ECHO, H_FPGA_GET, H_FPGA_PUT, USER_BASE};
 use crate::bootstrap::{self, BootstrapConn, LaunchEnv, PeHello};
 use crate::config::{Conduit, Config};
-use crate::emulate::{Emulation, RmaOp};
+use crate::emulate::{Emulation, Hop, RmaOp};
 use crate::error::{Error, Result};
+use crate::fpga::Boards;
 use crate::heap::HeapAllocator;
 use crate::segment::{JobSegments, Layout, Segment};
 use crate::sync::{dissemination_barrier, WaitPolicy};
@@ -119,10 +120,16 @@ struct Collectives {
     seq: u64,
     /// Barrier epoch (every barrier, internal or not, increments it).
     epoch: u64,
-    heap: HeapAllocator,
+    /// One symmetric heap per place: index 0 is `Cpu`, 1 + b is `Fpga(b)`.
+    heaps: Vec<PlaceHeap>,
+    bootstrap: Option<BootstrapConn>,
+}
+
+/// The allocator of one place's symmetric heap.
+struct PlaceHeap {
+    alloc: HeapAllocator,
     /// Highest heap byte ever handed out: memory above it is still zero.
     high_water: usize,
-    bootstrap: Option<BootstrapConn>,
 }
 
 struct Inner {
@@ -139,6 +146,8 @@ struct Inner {
     profile: netsim::Profile,
     /// Network emulation; `None` when the profile's network is free.
     emulation: Option<Emulation>,
+    /// This PE's partitions of its node's boards.
+    boards: Arc<Boards>,
 }
 
 /// The handle of an initialized PE. Cheap to clone (all clones are the same PE);
@@ -203,6 +212,15 @@ pub fn init() -> Result<Shmem> {
     let emulation = Emulation::new(&profile, topology, segs.clone());
     let policy = WaitPolicy::for_host(n);
     let am = Arc::new(AmEngine::new(segs.clone(), policy));
+    let t = &profile.topology;
+    let boards = Arc::new(Boards::new(
+        config.fpgas.unwrap_or(t.boards_per_node),
+        t.board_memory,
+        topology.pes_per_node,
+        t.dma_min_bytes,
+        t.dma_align,
+    )?);
+    boards.register_handlers(&am);
     let progress = am.start()?;
     // Tags this handle's objects; only needs to differ from other handles' tags.
     let job = std::time::SystemTime::now()
@@ -222,13 +240,19 @@ pub fn init() -> Result<Shmem> {
             coll: Mutex::new(Collectives {
                 seq: 0,
                 epoch: 0,
-                heap: HeapAllocator::new(config.symmetric_size),
-                high_water: 0,
+                heaps: std::iter::once(config.symmetric_size)
+                    .chain((0..boards.count()).map(|_| boards.partition_bytes() as usize))
+                    .map(|size| PlaceHeap {
+                        alloc: HeapAllocator::new(size),
+                        high_water: 0,
+                    })
+                    .collect(),
                 bootstrap,
             }),
             progress: Mutex::new(Some(progress)),
             profile,
             emulation,
+            boards,
             config,
         }),
     };
@@ -405,12 +429,80 @@ impl Shmem {
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
     pub fn modeled_seconds(&self, op: RmaOp, pe: u32, bytes: usize) -> Result<Option<f64>> {
+        self.modeled_route_seconds(op, None, Place::Cpu, pe, bytes)
+    }
+
+    /// As [`Shmem::modeled_seconds`] for any pair of places: `local` is this PE's side
+    /// (`None` for a private host buffer, else a place of this PE), `remote` the place
+    /// on PE `pe`. A put goes local -> remote, a get remote -> local (at offset 0).
+    pub fn modeled_route_seconds(
+        &self,
+        op: RmaOp,
+        local: Option<Place>,
+        remote: Place,
+        pe: u32,
+        bytes: usize,
+    ) -> Result<Option<f64>> {
         let target = self.check_pe(pe)?;
-        Ok(self
-            .inner
-            .emulation
-            .as_ref()
-            .map(|e| e.modeled(op, target, bytes)))
+        let Some(emu) = &self.inner.emulation else {
+            return Ok(None);
+        };
+        let hops = self.hops(op, local.map(|p| (p, 0)), (target, remote, 0), bytes)?;
+        Ok(Some(emu.modeled(&hops)))
+    }
+
+    // ---------------------------------------------------------------- boards
+
+    /// Boards per node in this job (`shmemrun --fpgas`, else the profile's).
+    pub fn fpgas(&self) -> u32 {
+        self.inner.boards.count()
+    }
+
+    /// Bytes of this PE's partition of each board: its FPGA symmetric heap size.
+    pub fn fpga_heap_bytes(&self) -> u64 {
+        self.inner.boards.partition_bytes()
+    }
+
+    /// Loads a bitfile (a named set of kernels) into this PE's partition of board `b`.
+    pub fn fpga_configure(&self, b: u32, bitfile: fpga_mock::Bitfile) -> Result<()> {
+        self.live()?;
+        self.inner
+            .boards
+            .board(b)?
+            .configure(bitfile)
+            .map_err(|source| Error::Board { board: b, source })
+    }
+
+    /// GO: starts `kernel` of the loaded bitfile on board `b` with `args` (offsets are
+    /// heap offsets of objects on that board: [`SymVec::heap_offset`]). Wait for DONE
+    /// with the returned run's `wait` or `test`; a failing or panicking kernel reports
+    /// its error there, and the board stays usable.
+    ///
+    /// ```
+    /// use shmemplus::{fpga_mock::kernels::standard_bitfile, Place};
+    /// let shmem = shmemplus::init()?;
+    /// if shmem.fpgas() > 0 {
+    ///     let v = shmem.alloc::<u32>(4, Place::Fpga(0))?;
+    ///     shmem.local_write(&v, 0, &[1, 2, 3, 4])?;
+    ///     shmem.fpga_configure(0, standard_bitfile())?;
+    ///     let run = shmem.fpga_start(0, "add-one", &[v.heap_offset() as u64, 4])?;
+    ///     run.wait().map_err(|source| shmemplus::Error::Board { board: 0, source })?;
+    ///     assert_eq!(shmem.local_to_vec(&v)?, [2, 3, 4, 5]);
+    /// }
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn fpga_start(&self, b: u32, kernel: &str, args: &[u64]) -> Result<fpga_mock::KernelRun> {
+        self.live()?;
+        self.inner
+            .boards
+            .board(b)?
+            .start(kernel, args)
+            .map_err(|source| Error::Board { board: b, source })
+    }
+
+    /// Bytes of this PE's board memory backed by RAM now (boards are lazily backed).
+    pub fn fpga_resident_bytes(&self) -> u64 {
+        self.inner.boards.resident_bytes()
     }
 
     fn coll(&self) -> MutexGuard<'_, Collectives> {
@@ -480,10 +572,14 @@ impl Shmem {
         })?;
         let align = align_of::<T>();
         let mut coll = self.coll();
-        let plan = coll.heap.plan(bytes, align);
-        let planned = match plan {
-            Ok(off) => off as u64,
-            Err(_) => u64::MAX,
+        let slot = self.heap_slot(place);
+        let planned = match slot
+            .as_ref()
+            .map(|&i| coll.heaps[i].alloc.plan(bytes, align))
+        {
+            Ok(Ok(off)) => off as u64,
+            Ok(Err(_)) => u64::MAX,
+            Err(_) => u64::MAX - 1,
         };
         self.symmetric_check(
             &mut coll,
@@ -496,33 +592,28 @@ impl Shmem {
                 0,
             ],
         )?;
-        if place != Place::Cpu {
-            return Err(Error::PlaceUnavailable(place.to_string()));
-        }
-        let offset = coll
-            .heap
-            .alloc(bytes, align)
-            .map_err(|e| Error::HeapExhausted {
+        let slot = slot?;
+        let heap = &mut coll.heaps[slot];
+        let offset = heap.alloc.alloc(bytes, align).map_err(|e| match place {
+            Place::Cpu => Error::HeapExhausted {
                 requested: e.requested,
                 largest_free: e.largest_free,
-                heap: coll.heap.size(),
-            })?;
+                heap: heap.alloc.size(),
+            },
+            Place::Fpga(board) => Error::BoardHeapExhausted {
+                board,
+                requested: e.requested,
+                largest_free: e.largest_free,
+                partition: heap.alloc.size(),
+            },
+        })?;
         // Memory below the high-water mark was used before: clear it so the object
-        // starts zeroed on every PE. Above it the shared memory is still fresh zeros.
-        let reused_end = (offset + bytes).min(coll.high_water);
+        // starts zeroed on every PE. Above it the memory is still fresh zeros.
+        let reused_end = (offset + bytes).min(heap.high_water);
+        heap.high_water = heap.high_water.max(offset + bytes);
         if reused_end > offset {
-            // SAFETY: offset..reused_end lies inside this PE's heap (the allocator only
-            // hands out in-bounds blocks) and belongs to the new object, which no PE
-            // may touch before the barrier below.
-            unsafe {
-                std::ptr::write_bytes(
-                    inner.segs.mine().heap_base().add(offset),
-                    0,
-                    reused_end - offset,
-                )
-            };
+            self.zero(place, offset, reused_end - offset)?;
         }
-        coll.high_water = coll.high_water.max(offset + bytes);
         self.barrier_locked(&mut coll);
         tracing::debug!(pe = inner.me, offset, bytes, "symmetric alloc");
         Ok(SymVec {
@@ -556,10 +647,47 @@ impl Shmem {
                 0,
             ],
         )?;
-        if !coll.heap.free(obj.offset) {
+        let slot = self.heap_slot(obj.place)?;
+        if !coll.heaps[slot].alloc.free(obj.offset) {
             return Err(Error::ForeignObject);
         }
         Ok(())
+    }
+
+    /// The index of `place`'s heap in `Collectives::heaps`, or why the place does not
+    /// exist in this job.
+    fn heap_slot(&self, place: Place) -> Result<usize> {
+        match place {
+            Place::Cpu => Ok(0),
+            Place::Fpga(b) => self.inner.boards.board(b).map(|_| 1 + b as usize),
+        }
+    }
+
+    /// Clears `len` bytes of this PE's `place` memory at `offset` (a block being
+    /// reused by a new object; nobody else may touch it yet).
+    fn zero(&self, place: Place, offset: usize, len: usize) -> Result<()> {
+        match place {
+            Place::Cpu => {
+                // SAFETY: offset..offset+len lies inside this PE's heap (the allocator
+                // only hands out in-bounds blocks) and belongs to the new object, which
+                // no PE may touch before the allocation's closing barrier.
+                unsafe {
+                    std::ptr::write_bytes(self.inner.segs.mine().heap_base().add(offset), 0, len)
+                };
+                Ok(())
+            }
+            Place::Fpga(b) => {
+                let board = self.inner.boards.board(b)?;
+                let zeros = vec![0u8; len.min(1 << 20)];
+                for start in (0..len).step_by(zeros.len().max(1)) {
+                    let n = zeros.len().min(len - start);
+                    board
+                        .write((offset + start) as u64, &zeros[..n])
+                        .map_err(|source| Error::Board { board: b, source })?;
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Publishes this PE's description of the current collective, synchronises, and
@@ -627,59 +755,294 @@ impl Shmem {
         debug_assert_eq!(src_bytes.len(), bytes);
         // The modeled clock starts before the copy, so the copy hides in the model.
         let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
-        match inner.config.conduit {
-            Conduit::Shm => {
-                // SAFETY: offset..offset+bytes is inside the target's heap (`locate`
-                // checked it against the object, which the allocator placed inside
-                // the heap), the target's segment stays mapped while `inner` lives, and
-                // the source cannot overlap it: safe code has no slice into a symmetric
-                // heap, and the unsafe `local_slice*` contract forbids puts into memory
-                // such a slice covers while it lives. Concurrent access to the
-                // target range by other PEs is the program's race, as in OpenSHMEM;
-                // we never create a Rust reference to the shared bytes.
-                unsafe {
-                    crate::copy::copy_bytes(
-                        src_bytes.as_ptr(),
-                        inner.segs.segs[target].heap_base().add(offset),
-                        bytes,
-                    )
-                };
-            }
-            Conduit::Am => inner.am.put(target, offset, src_bytes),
-        }
+        self.move_in(target, dest.place, offset, src_bytes)?;
         if let (Some(emu), Some(start)) = (&inner.emulation, start) {
-            emu.put(target, start, bytes);
+            let hops = self.hops(RmaOp::Put, None, (target, dest.place, offset), bytes)?;
+            emu.put(&hops, start);
         }
         Ok(())
     }
 
     /// Copies `src[index..index + dst.len()]` from PE `pe` into `dst`; returns with the
-    /// data.
+    /// data. `src` may live on the CPU or on a board of `pe`'s node.
     pub fn get<T: Pod>(&self, src: &SymVec<T>, index: usize, dst: &mut [T], pe: u32) -> Result<()> {
         let inner = self.live()?;
         let target = self.check_pe(pe)?;
         let (offset, bytes) = self.locate(src, index, dst.len())?;
-        let dst_bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
         let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
-        match inner.config.conduit {
-            Conduit::Shm => {
-                // SAFETY: as in `put`, with the roles of source and destination swapped:
-                // the source range is in bounds of the target's mapped heap, and `dst`
-                // is an exclusive private buffer of exactly `bytes` bytes.
-                unsafe {
-                    crate::copy::copy_bytes(
-                        inner.segs.segs[target].heap_base().add(offset),
-                        dst_bytes.as_mut_ptr(),
-                        bytes,
-                    )
-                };
-            }
-            Conduit::Am => inner.am.get(target, offset, dst_bytes)?,
-        }
+        self.move_out(target, src.place, offset, bytemuck::cast_slice_mut(dst))?;
         if let (Some(emu), Some(start)) = (&inner.emulation, start) {
-            emu.get(target, start, bytes);
+            let hops = self.hops(RmaOp::Get, None, (target, src.place, offset), bytes)?;
+            emu.blocking(&hops, start);
         }
         Ok(())
+    }
+
+    /// Copies `count` elements from this PE's own copy of `src` (at `src_index`; on the
+    /// CPU or on one of this node's boards) into `dest[dest_index..]` on PE `pe`: the
+    /// SHMEM+ transfer between any two places, e.g. from a local board to a remote
+    /// board. Returns when the source may be reused; `quiet` completes it.
+    ///
+    /// ```
+    /// use shmemplus::Place;
+    /// let shmem = shmemplus::init()?;
+    /// let (a, b) = (shmem.alloc::<u8>(64, Place::Cpu)?, shmem.alloc::<u8>(64, Place::Cpu)?);
+    /// shmem.local_write(&a, 0, &[1, 2, 3])?;
+    /// shmem.put_from(&b, 10, &a, 0, 3, shmem.my_pe())?;
+    /// shmem.quiet()?;
+    /// assert_eq!(shmem.local_to_vec(&b)?[10..13], [1, 2, 3]);
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn put_from<T: Pod>(
+        &self,
+        dest: &SymVec<T>,
+        dest_index: usize,
+        src: &SymVec<T>,
+        src_index: usize,
+        count: usize,
+        pe: u32,
+    ) -> Result<()> {
+        let inner = self.live()?;
+        let target = self.check_pe(pe)?;
+        let (src_off, bytes) = self.locate(src, src_index, count)?;
+        let (dest_off, _) = self.locate(dest, dest_index, count)?;
+        let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
+        let mut stage = vec![0u8; bytes];
+        self.move_out_own(src.place, src_off, &mut stage)?;
+        self.move_in(target, dest.place, dest_off, &stage)?;
+        if let (Some(emu), Some(start)) = (&inner.emulation, start) {
+            let local = (src.place, src_off);
+            let hops = self.hops(
+                RmaOp::Put,
+                Some(local),
+                (target, dest.place, dest_off),
+                bytes,
+            )?;
+            emu.put(&hops, start);
+        }
+        Ok(())
+    }
+
+    /// Copies `count` elements of `src[src_index..]` on PE `pe` into this PE's own copy
+    /// of `dest` at `dest_index` (either on the CPU or on one of this node's boards);
+    /// returns when the data is in place.
+    pub fn get_into<T: Pod>(
+        &self,
+        dest: &SymVec<T>,
+        dest_index: usize,
+        src: &SymVec<T>,
+        src_index: usize,
+        count: usize,
+        pe: u32,
+    ) -> Result<()> {
+        let inner = self.live()?;
+        let target = self.check_pe(pe)?;
+        let (src_off, bytes) = self.locate(src, src_index, count)?;
+        let (dest_off, _) = self.locate(dest, dest_index, count)?;
+        let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
+        let mut stage = vec![0u8; bytes];
+        self.move_out(target, src.place, src_off, &mut stage)?;
+        self.move_in_own(dest.place, dest_off, &stage)?;
+        if let (Some(emu), Some(start)) = (&inner.emulation, start) {
+            let local = (dest.place, dest_off);
+            let hops = self.hops(RmaOp::Get, Some(local), (target, src.place, src_off), bytes)?;
+            emu.blocking(&hops, start);
+        }
+        Ok(())
+    }
+
+    /// Moves `src` into `place` memory of PE `target` at byte `offset` (checked by the
+    /// caller against the object): a copy into a mapped CPU heap, an AM, or a DMA write
+    /// into one of this PE's boards.
+    fn move_in(&self, target: usize, place: Place, offset: usize, src: &[u8]) -> Result<()> {
+        let inner = &self.inner;
+        match place {
+            Place::Cpu => match inner.config.conduit {
+                Conduit::Shm => {
+                    // SAFETY: offset..offset+len is inside the target's heap (`locate`
+                    // checked it against the object, which the allocator placed inside
+                    // the heap), the target's segment stays mapped while `inner` lives,
+                    // and the source cannot overlap it: safe code has no slice into a
+                    // symmetric heap, and the unsafe `local_slice*` contract forbids
+                    // puts into memory such a slice covers while it lives. Concurrent
+                    // access to the target range by other PEs is the program's race, as
+                    // in OpenSHMEM; we never create a Rust reference to shared bytes.
+                    unsafe {
+                        crate::copy::copy_bytes(
+                            src.as_ptr(),
+                            inner.segs.segs[target].heap_base().add(offset),
+                            src.len(),
+                        )
+                    };
+                    Ok(())
+                }
+                Conduit::Am => {
+                    inner.am.put(target, offset, src);
+                    Ok(())
+                }
+            },
+            Place::Fpga(b) => {
+                let board = inner.boards.board(b)?;
+                if target == inner.segs.me {
+                    board
+                        .write(offset as u64, src)
+                        .map(|_| ())
+                        .map_err(|source| Error::Board { board: b, source })
+                } else {
+                    inner
+                        .am
+                        .put_via(target, H_FPGA_PUT, u64::from(b), offset, src);
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Moves `src` into this PE's own `place` memory at `offset` directly (no conduit:
+    /// it is this PE's memory), complete on return.
+    fn move_in_own(&self, place: Place, offset: usize, src: &[u8]) -> Result<()> {
+        match place {
+            Place::Cpu => {
+                // SAFETY: in bounds of this PE's heap (checked by the caller against the
+                // object); `src` is a private staging buffer.
+                unsafe {
+                    crate::copy::copy_bytes(
+                        src.as_ptr(),
+                        self.inner.segs.mine().heap_base().add(offset),
+                        src.len(),
+                    )
+                };
+                Ok(())
+            }
+            Place::Fpga(_) => self.move_in(self.inner.segs.me, place, offset, src),
+        }
+    }
+
+    /// Moves bytes out of this PE's own `place` memory at `offset` directly.
+    fn move_out_own(&self, place: Place, offset: usize, dst: &mut [u8]) -> Result<()> {
+        match place {
+            Place::Cpu => {
+                // SAFETY: as in `move_in_own`, in the other direction.
+                unsafe {
+                    crate::copy::copy_bytes(
+                        self.inner.segs.mine().heap_base().add(offset),
+                        dst.as_mut_ptr(),
+                        dst.len(),
+                    )
+                };
+                Ok(())
+            }
+            Place::Fpga(_) => self.move_out(self.inner.segs.me, place, offset, dst),
+        }
+    }
+
+    /// Moves bytes out of `place` memory of PE `target` at `offset` into `dst`.
+    fn move_out(&self, target: usize, place: Place, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let inner = &self.inner;
+        match place {
+            Place::Cpu => match inner.config.conduit {
+                Conduit::Shm => {
+                    // SAFETY: as in `move_in`, with the roles swapped: the source range
+                    // is in bounds of the target's mapped heap, and `dst` is an
+                    // exclusive buffer of exactly that many bytes.
+                    unsafe {
+                        crate::copy::copy_bytes(
+                            inner.segs.segs[target].heap_base().add(offset),
+                            dst.as_mut_ptr(),
+                            dst.len(),
+                        )
+                    };
+                    Ok(())
+                }
+                Conduit::Am => inner.am.get(target, offset, dst),
+            },
+            Place::Fpga(b) => {
+                let board = inner.boards.board(b)?;
+                if target == inner.segs.me {
+                    board
+                        .read(offset as u64, dst)
+                        .map(|_| ())
+                        .map_err(|source| Error::Board { board: b, source })
+                } else {
+                    inner
+                        .am
+                        .get_via(target, H_FPGA_GET, u64::from(b), offset, dst)
+                }
+            }
+        }
+    }
+
+    /// The hops of a transfer of `bytes` between this PE and `(pe, place, offset)`:
+    /// for a put, from this PE's `local` place (a host buffer when `None`) to the
+    /// remote one; for a get, the request, then from the remote place back to `local`.
+    /// DMA hops are charged on the span the board's engine really moves.
+    fn hops(
+        &self,
+        op: RmaOp,
+        local: Option<(Place, usize)>,
+        (pe, place, offset): (usize, Place, usize),
+        bytes: usize,
+    ) -> Result<Vec<Hop>> {
+        let me = self.inner.segs.me;
+        let span = |b: u32, off: usize| -> Result<u64> {
+            let board = self.inner.boards.board(b)?;
+            board
+                .span(off as u64, bytes as u64)
+                .map(|s| s.len)
+                .map_err(|source| Error::Board { board: b, source })
+        };
+        let l = bytes as u64;
+        let mut hops = Vec::with_capacity(4);
+        match op {
+            RmaOp::Put => {
+                if let Some((Place::Fpga(b), off)) = local {
+                    hops.push(Hop::Read {
+                        pe: me,
+                        board: b,
+                        bytes: span(b, off)?,
+                    });
+                }
+                hops.push(Hop::Net {
+                    from: me,
+                    to: pe,
+                    bytes: l,
+                });
+                if let Place::Fpga(b) = place {
+                    hops.push(Hop::Write {
+                        pe,
+                        board: b,
+                        bytes: span(b, offset)?,
+                    });
+                }
+            }
+            RmaOp::Get => {
+                hops.push(Hop::Net {
+                    from: me,
+                    to: pe,
+                    bytes: 0,
+                });
+                if let Place::Fpga(b) = place {
+                    hops.push(Hop::Read {
+                        pe,
+                        board: b,
+                        bytes: span(b, offset)?,
+                    });
+                }
+                hops.push(Hop::Net {
+                    from: pe,
+                    to: me,
+                    bytes: l,
+                });
+                if let Some((Place::Fpga(b), off)) = local {
+                    hops.push(Hop::Write {
+                        pe: me,
+                        board: b,
+                        bytes: span(b, off)?,
+                    });
+                }
+            }
+        }
+        Ok(hops)
     }
 
     /// Puts one element (OpenSHMEM `p`).
@@ -699,8 +1062,12 @@ impl Shmem {
     pub fn fence(&self) -> Result<()> {
         let inner = self.live()?;
         match inner.config.conduit {
-            // Shared-memory puts are stores; a release fence orders them.
-            Conduit::Shm => fence(Ordering::Release),
+            // Shared-memory puts are stores; a release fence orders them. Puts to
+            // boards travel as AMs, which a later store could overtake: complete them.
+            Conduit::Shm => {
+                fence(Ordering::Release);
+                inner.am.quiet()?;
+            }
             // AMs from one PE to another are served in order (one FIFO ring per pair).
             Conduit::Am => {}
         }
@@ -717,6 +1084,11 @@ impl Shmem {
 
     fn local_ptr<T: Pod>(&self, obj: &SymVec<T>, index: usize, count: usize) -> Result<*mut u8> {
         let inner = self.live()?;
+        if let Place::Fpga(b) = obj.place {
+            return Err(Error::PlaceUnavailable(format!(
+                "board {b} memory has no CPU address: copy it with local_read/local_write or get/put"
+            )));
+        }
         let (offset, _) = self.locate(obj, index, count)?;
         // SAFETY: `locate` checked the range against the object, which lies inside this
         // PE's heap.
@@ -724,8 +1096,11 @@ impl Shmem {
     }
 
     /// Copies `obj[index..index + dst.len()]` of this PE's own copy into `dst` (a local
-    /// load, no conduit involved).
+    /// load, no conduit involved; for an object on a board, a DMA read).
     pub fn local_read<T: Pod>(&self, obj: &SymVec<T>, index: usize, dst: &mut [T]) -> Result<()> {
+        if obj.place != Place::Cpu {
+            return self.get(obj, index, dst, self.my_pe());
+        }
         let p = self.local_ptr(obj, index, dst.len())?;
         let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
         // SAFETY: `p` points at dst.len() in-bounds bytes of our own heap; `dst` is a
@@ -750,6 +1125,11 @@ impl Shmem {
 
     /// Copies `src` into this PE's own copy at `index` (a local store).
     pub fn local_write<T: Pod>(&self, obj: &SymVec<T>, index: usize, src: &[T]) -> Result<()> {
+        if obj.place != Place::Cpu {
+            // A DMA write into this PE's board, complete on return.
+            self.put(obj, index, src, self.my_pe())?;
+            return self.quiet();
+        }
         let p = self.local_ptr(obj, index, src.len())?;
         let src: &[u8] = bytemuck::cast_slice(src);
         // SAFETY: as in `local_read`, in the other direction.
@@ -885,9 +1265,8 @@ impl Shmem {
 impl Inner {
     fn quiet(&self) -> Result<()> {
         fence(Ordering::SeqCst);
-        if self.config.conduit == Conduit::Am {
-            self.am.quiet()?;
-        }
+        // AM puts: every put with the am conduit, and puts to other PEs' boards.
+        self.am.quiet()?;
         if let Some(emu) = &self.emulation {
             emu.quiet();
         }

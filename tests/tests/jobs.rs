@@ -273,3 +273,58 @@ fn emulated_waits_do_not_burn_cores() {
     );
     assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
 }
+
+#[test]
+fn random_transfers_over_every_route_and_place_match_a_reference_model() {
+    // (PEs, PEs per node, conduit, profile, ops): remote boards, boards shared by the
+    // PEs of a node, the AM conduit, and an emulated profile.
+    let cases = [
+        (3, "1", "shm", "native", "40"),
+        (4, "2", "shm", "native", "40"),
+        (3, "1", "am", "native", "30"),
+        (2, "1", "shm", "mu", "12"),
+    ];
+    for (n, ppn, conduit, profile, ops) in cases {
+        let mut spec = shmemplus_cli::launcher::JobSpec::new(n, PE);
+        spec.args = vec!["routes".into(), "7".into(), ops.into()];
+        spec.pes_per_node = Some(ppn.parse().unwrap());
+        spec.output = shmemplus_cli::launcher::OutputMode::Capture;
+        spec.timeout = Some(Duration::from_secs(120));
+        spec.env = vec![
+            ("SHMEMPLUS_FPGAS".into(), "2".into()),
+            ("SHMEMPLUS_CONDUIT".into(), conduit.into()),
+            ("SHMEMPLUS_PROFILE".into(), profile.into()),
+        ];
+        let r = shmemplus_cli::launcher::run_job(&spec).unwrap();
+        shmemplus_tests::assert_nothing_left(&r);
+        assert_eq!(
+            r.outcome,
+            JobOutcome::Success,
+            "{n} PEs {conduit} {profile}\n{}",
+            dump(&r)
+        );
+        assert!(
+            r.stdout.iter().all(|o| o.contains("routes ok")),
+            "{}",
+            dump(&r)
+        );
+    }
+}
+
+#[test]
+fn board_bad_inputs_get_typed_errors() {
+    for fpgas in ["2", "0"] {
+        let r = run(PE, 2, &["board-errors"], &[("SHMEMPLUS_FPGAS", fpgas)]);
+        assert_eq!(
+            r.outcome,
+            JobOutcome::Success,
+            "--fpgas {fpgas}\n{}",
+            dump(&r)
+        );
+        assert!(
+            r.stdout.iter().all(|o| o.contains("board errors ok")),
+            "{}",
+            dump(&r)
+        );
+    }
+}

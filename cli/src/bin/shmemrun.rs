@@ -39,6 +39,9 @@ struct Cli {
     /// --pes-per-node and --nodes override it.
     #[arg(long, value_name = "NAME|PATH")]
     profile: Option<String>,
+    /// FPGA boards per node (default: the profile's).
+    #[arg(long, value_name = "F")]
+    fpgas: Option<u32>,
     /// The program and its arguments.
     #[arg(
         value_name = "PROGRAM",
@@ -88,6 +91,14 @@ fn main() -> ExitCode {
     } else if cli.n_pes.is_none() {
         eprintln!("shmemrun: give the number of PEs with -n N (or a --profile)");
         return ExitCode::from(2);
+    }
+    if let Some(f) = cli.fpgas {
+        if f > 16 {
+            eprintln!("shmemrun: --fpgas {f}: at most 16 boards per node");
+            return ExitCode::from(2);
+        }
+        spec.env
+            .push(("SHMEMPLUS_FPGAS".into(), f.to_string().into()));
     }
     spec.timeout = cli.timeout;
     spec.output = if cli.tag_output {

@@ -1,0 +1,122 @@
+//! This PE's share of its node's FPGA boards: one `fpga_mock::Board` per board of the
+//! node, each holding this PE's partition of that board (so the PEs of a node share
+//! their node's boards), the active-message handlers through which other PEs reach
+//! that memory, and the board geometry the routes need.
+//!
+//! Board memory is never mapped by another process: remote PEs reach it only through
+//! `H_FPGA_PUT` / `H_FPGA_GET`, served here on this PE's progress thread by the board's
+//! DMA engine. This module must not charge modeled time (`emulate` does, for the whole
+//! route, at the initiator) and must not decide routes (`shmem` does).
+
+use crate::am::{AmEngine, Handler, Incoming, H_FPGA_GET, H_FPGA_PUT};
+use crate::error::Error;
+use fpga_mock::{Board, BoardConfig};
+use std::sync::Arc;
+
+/// The boards of this PE's node, as this PE's partitions.
+pub struct Boards {
+    boards: Vec<Board>,
+    partition_bytes: u64,
+}
+
+impl Boards {
+    /// `count` boards of `board_memory` bytes each, split evenly among the
+    /// `pes_per_node` PEs of the node (each partition page-aligned).
+    pub fn new(
+        count: u32,
+        board_memory: u64,
+        pes_per_node: u32,
+        dma_min_bytes: u64,
+        dma_align: u64,
+    ) -> Result<Boards, Error> {
+        if count as usize > crate::segment::MAX_BOARDS {
+            return Err(Error::InvalidArgument(format!(
+                "{count} boards per node; at most {} are supported",
+                crate::segment::MAX_BOARDS
+            )));
+        }
+        let unit = 4096u64.max(dma_align);
+        let partition_bytes = board_memory / u64::from(pes_per_node.max(1)) / unit * unit;
+        let boards = (0..count)
+            .map(|b| {
+                Board::new(BoardConfig {
+                    memory_bytes: partition_bytes,
+                    dma_min_bytes,
+                    dma_align,
+                    read_cost: None,
+                    write_cost: None,
+                })
+                .map_err(|source| Error::Board { board: b, source })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Boards {
+            boards,
+            partition_bytes,
+        })
+    }
+
+    /// Boards per node.
+    pub fn count(&self) -> u32 {
+        self.boards.len() as u32
+    }
+
+    /// Bytes of this PE's partition of each board (its FPGA symmetric heap size).
+    pub fn partition_bytes(&self) -> u64 {
+        self.partition_bytes
+    }
+
+    /// Board `b`, or a typed error saying which boards exist.
+    pub fn board(&self, b: u32) -> Result<&Board, Error> {
+        self.boards
+            .get(b as usize)
+            .ok_or(if self.boards.is_empty() {
+                Error::NoBoards
+            } else {
+                Error::InvalidBoard {
+                    board: b,
+                    boards: self.count(),
+                }
+            })
+    }
+
+    /// Bytes of board memory backed by RAM now, over all boards.
+    pub fn resident_bytes(&self) -> u64 {
+        self.boards.iter().map(Board::resident_bytes).sum()
+    }
+
+    /// Registers the DMA handlers that serve other PEs' transfers to these boards.
+    pub fn register_handlers(self: &Arc<Self>, am: &AmEngine) {
+        let boards = self.clone();
+        let put: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
+            let (offset, board) = (m.header.args[0], m.header.args[1] as u32);
+            let done = boards
+                .board(board)
+                .map_err(|e| e.to_string())
+                .and_then(|b| b.write(offset, m.payload).map_err(|e| e.to_string()));
+            if let Err(why) = done {
+                engine.record_put_failure(m.src, format!("board {board}: {why}"));
+            }
+        });
+        let boards = self.clone();
+        let get: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
+            let (offset, len, board) =
+                (m.header.args[0], m.header.args[1], m.header.args[2] as u32);
+            let read = boards
+                .board(board)
+                .map_err(|e| e.to_string())
+                .and_then(|b| {
+                    let mut data = vec![0u8; len as usize];
+                    b.read(offset, &mut data).map_err(|e| e.to_string())?;
+                    Ok(data)
+                });
+            match read {
+                Ok(data) => engine.reply_data(m.src, m.header.token, &data),
+                Err(why) => {
+                    engine.reply_error(m.src, m.header.token, &format!("board {board}: {why}"))
+                }
+            }
+        });
+        am.register_builtin(H_FPGA_PUT, put);
+        am.register_builtin(H_FPGA_GET, get);
+    }
+}
