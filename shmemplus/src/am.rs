@@ -526,6 +526,37 @@ impl AmEngine {
         }
     }
 
+    /// Replies with `total` bytes produced piece by piece: `fill(offset, buf)` fills
+    /// `buf` with the bytes at `offset` (a board read, say), one record at a time, so a
+    /// large reply never needs a buffer of its full size. An error from `fill` before
+    /// the first record becomes an error reply; after it, the reply is cut short with an
+    /// error record (the requester reports it).
+    pub(crate) fn reply_with(
+        &self,
+        to: usize,
+        token: u64,
+        total: usize,
+        mut fill: impl FnMut(usize, &mut [u8]) -> Result<(), String>,
+    ) {
+        let mut buf = vec![0u8; self.max_payload().min(total)];
+        let mut off = 0;
+        loop {
+            let n = buf.len().min(total - off);
+            if let Err(why) = fill(off, &mut buf[..n]) {
+                return self.reply_error(to, token, &why);
+            }
+            let mut h = AmHeader::request(0, token, [off as u64, total as u64, 0, 0]);
+            if off + n == total {
+                h.flags |= F_LAST;
+            }
+            self.send(to, true, h, &buf[..n]);
+            off += n;
+            if off == total {
+                return;
+            }
+        }
+    }
+
     pub(crate) fn reply_error(&self, to: usize, token: u64, why: &str) {
         let mut h = AmHeader::request(0, token, [0; 4]);
         h.flags |= F_ERROR | F_LAST;

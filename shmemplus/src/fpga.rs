@@ -101,16 +101,18 @@ impl Boards {
         let get: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
             let (offset, len, board) =
                 (m.header.args[0], m.header.args[1], m.header.args[2] as u32);
-            let read = boards
+            // Check the whole range first, so a bad request is refused before any data
+            // is sent; then stream the board read out one reply record at a time.
+            let target = boards
                 .board(board)
                 .map_err(|e| e.to_string())
-                .and_then(|b| {
-                    let mut data = vec![0u8; len as usize];
-                    b.read(offset, &mut data).map_err(|e| e.to_string())?;
-                    Ok(data)
-                });
-            match read {
-                Ok(data) => engine.reply_data(m.src, m.header.token, &data),
+                .and_then(|b| b.span(offset, len).map(|_| b).map_err(|e| e.to_string()));
+            match target {
+                Ok(b) => engine.reply_with(m.src, m.header.token, len as usize, |at, buf| {
+                    b.read(offset + at as u64, buf)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                }),
                 Err(why) => {
                     engine.reply_error(m.src, m.header.token, &format!("board {board}: {why}"))
                 }

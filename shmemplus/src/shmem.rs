@@ -110,6 +110,11 @@ impl<T: Pod> fmt::Debug for SymVec<T> {
     }
 }
 
+/// Bytes staged at a time by transfers between two symmetric objects (a board read
+/// feeding a network send, say): large enough to amortise each step, small enough to
+/// stay in cache and never need a buffer the size of the transfer.
+const STAGE_BYTES: usize = 1 << 20;
+
 /// Kinds of collective call, as written in the symmetry records.
 const COLL_ALLOC: u64 = 1;
 const COLL_FREE: u64 = 2;
@@ -807,9 +812,12 @@ impl Shmem {
         let (src_off, bytes) = self.locate(src, src_index, count)?;
         let (dest_off, _) = self.locate(dest, dest_index, count)?;
         let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
-        let mut stage = vec![0u8; bytes];
-        self.move_out_own(src.place, src_off, &mut stage)?;
-        self.move_in(target, dest.place, dest_off, &stage)?;
+        let mut stage = vec![0u8; bytes.min(STAGE_BYTES)];
+        for at in (0..bytes).step_by(STAGE_BYTES) {
+            let piece = &mut stage[..STAGE_BYTES.min(bytes - at)];
+            self.move_out_own(src.place, src_off + at, piece)?;
+            self.move_in(target, dest.place, dest_off + at, piece)?;
+        }
         if let (Some(emu), Some(start)) = (&inner.emulation, start) {
             let local = (src.place, src_off);
             let hops = self.hops(
@@ -840,9 +848,12 @@ impl Shmem {
         let (src_off, bytes) = self.locate(src, src_index, count)?;
         let (dest_off, _) = self.locate(dest, dest_index, count)?;
         let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
-        let mut stage = vec![0u8; bytes];
-        self.move_out(target, src.place, src_off, &mut stage)?;
-        self.move_in_own(dest.place, dest_off, &stage)?;
+        let mut stage = vec![0u8; bytes.min(STAGE_BYTES)];
+        for at in (0..bytes).step_by(STAGE_BYTES) {
+            let piece = &mut stage[..STAGE_BYTES.min(bytes - at)];
+            self.move_out(target, src.place, src_off + at, piece)?;
+            self.move_in_own(dest.place, dest_off + at, piece)?;
+        }
         if let (Some(emu), Some(start)) = (&inner.emulation, start) {
             let local = (dest.place, dest_off);
             let hops = self.hops(RmaOp::Get, Some(local), (target, src.place, src_off), bytes)?;

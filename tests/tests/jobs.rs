@@ -328,3 +328,15 @@ fn board_bad_inputs_get_typed_errors() {
         );
     }
 }
+
+#[test]
+fn four_nodes_of_four_2gib_boards_start_lazily() {
+    // novo-g: 4 boards of 2 GiB per node; 4 nodes of one PE each.
+    let r = run(PE, 4, &["board-memory"], &[("SHMEMPLUS_PROFILE", "novo-g")]);
+    assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
+    assert!(
+        r.stdout.iter().all(|o| o.contains("4 boards, 8192 MiB")),
+        "{}",
+        dump(&r)
+    );
+}

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         "emulated-idle" => emulated_idle(),
         "routes" => routes(arg(1).unwrap_or(1), arg(2).unwrap_or(30) as usize),
         "board-errors" => board_errors(),
+        "board-memory" => board_memory(),
         other => Err(format!("unknown mode '{other}'")),
     };
     match result {
@@ -762,5 +763,35 @@ fn board_errors() -> Result<(), String> {
     )?;
     shmem.barrier_all().map_err(e2s)?;
     println!("PE {me}: board errors ok");
+    shmem.finalize().map_err(e2s)
+}
+
+/// A job whose nodes each carry 4 boards of 2 GiB: after start-up and a small object
+/// on every board, the boards' resident memory (summed over the job's PEs, each
+/// reporting its share) stays far below their size. Each PE fails above 25 MB, so a job
+/// of 4 nodes stays under 100 MB.
+fn board_memory() -> Result<(), String> {
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let me = shmem.my_pe();
+    let boards = shmem.fpgas();
+    let objs = (0..boards)
+        .map(|b| shmem.alloc::<u64>(1024, Place::Fpga(b)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(e2s)?;
+    for o in &objs {
+        shmem.local_write(o, 0, &[me as u64; 1024]).map_err(e2s)?;
+    }
+    shmem.barrier_all().map_err(e2s)?;
+    let resident = shmem.fpga_resident_bytes();
+    let total = u64::from(boards) * shmem.fpga_heap_bytes();
+    println!(
+        "PE {me}: {boards} boards, {} MiB of board memory, {:.2} MiB resident",
+        total >> 20,
+        resident as f64 / (1 << 20) as f64
+    );
+    if total < (1 << 30) || resident > 25 << 20 {
+        return Err(format!("PE {me}: {resident} bytes resident of {total}"));
+    }
+    shmem.barrier_all().map_err(e2s)?;
     shmem.finalize().map_err(e2s)
 }
