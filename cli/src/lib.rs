@@ -4,4 +4,5 @@
 pub mod bench;
 pub mod info;
 pub mod launcher;
+pub mod model_cli;
 pub mod plot;

@@ -29,12 +29,13 @@ pub mod error;
 mod fpga;
 mod heap;
 pub mod launch;
+pub mod model;
 mod segment;
 mod shmem;
 mod sync;
 mod topology;
 
-pub use config::{Conduit, Config};
+pub use config::{Conduit, Config, PacketPolicy};
 pub use emulate::RmaOp;
 pub use error::{Error, Result};
 pub use fpga_mock;

@@ -24,6 +24,9 @@ enum Command {
         #[arg(long, value_name = "NAME|PATH")]
         profile: Option<String>,
     },
+    /// Predict transfer, best-packet, gather and kernel times with the multilevel
+    /// model (MODEL.md); measures nothing.
+    Model(shmemplus_cli::model_cli::ModelArgs),
     /// One PE of a benchmark job (started by `bench`, not by hand).
     #[command(hide = true)]
     BenchPe(BenchOptions),
@@ -43,6 +46,14 @@ fn main() -> ExitCode {
         Command::Bench(o) => bench::run(o),
         Command::BenchPe(o) => bench::run_pe(o),
         Command::Info { profile } => info(profile.as_deref()),
+        // Bad model input is a usage error: exit code 2, like clap's own errors.
+        Command::Model(a) => match shmemplus_cli::model_cli::run(a) {
+            Err(e) => {
+                eprintln!("shmemplus: {e}");
+                return ExitCode::from(2);
+            }
+            ok => ok,
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
