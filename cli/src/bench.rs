@@ -35,8 +35,10 @@ pub struct BenchOptions {
     /// Conduit for put/get: shm (shared mapping) or am (active messages).
     #[arg(long, default_value = "shm")]
     pub conduit: String,
-    /// What to measure: any of rma, barrier, am, contention (comma separated).
-    /// `contention`: every PE but 0 puts 8 MiB to PE 0 at once, against one alone.
+    /// What to measure: any of rma, barrier, am, contention, packet-sweep (comma
+    /// separated). `contention`: every PE but 0 puts 8 MiB to PE 0 at once, against one
+    /// alone. `packet-sweep`: remote FPGA -> FPGA puts of 4-32 MiB with no
+    /// packetization, every packet size, and the tuned (auto) one.
     #[arg(long, default_value = "rma,barrier,am", value_delimiter = ',')]
     pub ops: Vec<String>,
     /// Routes for `rma`: cpu-cpu, cpu-fpga-local, cpu-fpga-remote, fpga-fpga-local,
@@ -100,6 +102,10 @@ pub struct Record {
     /// The modeled latency of the operation on an idle emulated network, where the
     /// profile models one (`None` for the native profile and for memcpy).
     pub modeled_us: Option<f64>,
+    /// The packet size of a packetized transfer (packet sweeps only; the size itself
+    /// means no packetization).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_bytes: Option<usize>,
 }
 
 /// Runs the benchmark job and prints the report; the launching side.
@@ -280,6 +286,7 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
             n_pes: n,
             profile: profile.clone(),
             modeled_us: model.map(|m| m * 1e6),
+            packet_bytes: None,
         }
     };
     let has = |k: &str| opts.ops.iter().any(|o| o == k);
@@ -366,6 +373,10 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
         shmem.barrier_all().map_err(err)?;
     }
 
+    if has("packet-sweep") && n >= 2 {
+        records.extend(packet_sweep(&shmem, opts, reps, &record)?);
+    }
+
     if has("contention") && n >= 2 {
         records.extend(contention(&shmem, reps, &record)?);
     }
@@ -399,6 +410,100 @@ type RecordFn<'a> = dyn Fn(&str, &str, usize, f64, f64, Option<f64>, Option<f64>
 
 /// Bytes each sender puts in the contention measurement.
 const CONTENTION_BYTES: usize = 8 << 20;
+
+/// Remote FPGA -> FPGA puts (PE 0's board 0 to PE 1's board 0) of 4, 8, 16 and 32 MiB
+/// (up to `--max-size`): with no packetization, with every power-of-two packet from
+/// 64 KiB, and with the tuned packet (`auto`); measured put + quiet against the model.
+fn packet_sweep(
+    shmem: &shmemplus::Shmem,
+    opts: &BenchOptions,
+    reps: usize,
+    record: &RecordFn<'_>,
+) -> Result<Vec<Record>, String> {
+    use shmemplus::PacketPolicy;
+    let err = |e: shmemplus::Error| e.to_string();
+    let me = shmem.my_pe();
+    let max = opts.max_size.max(4 << 20);
+    let (src, dst) = (
+        shmem.alloc::<u8>(max, Place::Fpga(0)).map_err(err)?,
+        shmem.alloc::<u8>(max, Place::Fpga(0)).map_err(err)?,
+    );
+    let mut out = Vec::new();
+    if me == 0 {
+        let before = shmem.packet_policy();
+        println!(
+            "packet sweep: fpga-fpga-remote put (PE 0 board 0 -> PE 1 board 0), profile {}, medians of {reps}",
+            shmem.profile().name
+        );
+        println!(
+            "{:>6} {:>10} {:>16} {:>16} {:>9} {:>9} {:>9}",
+            "size", "off MB/s", "tuned MB/s", "best MB/s", "tuned+%", "vs best%", "model%"
+        );
+        let mut size = 4 << 20;
+        while size <= max {
+            let mut runs: Vec<(PacketPolicy, usize, f64, Option<f64>)> = Vec::new();
+            let mut policies = vec![PacketPolicy::Off, PacketPolicy::Auto];
+            let mut p = 64 << 10;
+            while p < size {
+                policies.push(PacketPolicy::Bytes(p));
+                p *= 2;
+            }
+            for policy in policies {
+                shmem.set_packet_policy(policy);
+                let (local, remote) = (Some(Place::Fpga(0)), Place::Fpga(0));
+                let packet = shmem
+                    .route_packet_bytes(RmaOp::Put, local, remote, 1, size)
+                    .map_err(err)?;
+                let secs = time_per_op(reps, 1, || {
+                    shmem.put_from(&dst, 0, &src, 0, size, 1)?;
+                    shmem.quiet()
+                })
+                .map_err(err)?;
+                let model = shmem
+                    .modeled_route_seconds(RmaOp::Put, local, remote, 1, size)
+                    .map_err(err)?;
+                let mut r = record(
+                    "fpga-fpga-remote",
+                    "put",
+                    size,
+                    secs,
+                    size as f64 / secs,
+                    None,
+                    model,
+                );
+                r.packet_bytes = Some(packet);
+                out.push(r);
+                runs.push((policy, packet, secs, model));
+            }
+            let bw = |s: f64| size as f64 / s / 1e6;
+            let off = runs[0].2;
+            let tuned = &runs[1];
+            let best = runs
+                .iter()
+                .min_by(|a, b| a.2.total_cmp(&b.2))
+                .ok_or("no runs")?;
+            let model_err = tuned.3.map_or(0.0, |m| deviation(tuned.2, m));
+            println!(
+                "{:>6} {:>10.1} {:>9.1} ({:>5}) {:>9.1} ({:>5}) {:>+9.1} {:>+9.1} {:>+9.1}",
+                crate::info::human_bytes(size as u64),
+                bw(off),
+                bw(tuned.2),
+                crate::info::human_bytes(tuned.1 as u64),
+                bw(best.2),
+                crate::info::human_bytes(best.1 as u64),
+                (off / tuned.2 - 1.0) * 100.0,
+                (best.2 / tuned.2 - 1.0) * 100.0,
+                model_err
+            );
+            size *= 2;
+        }
+        shmem.set_packet_policy(before);
+    }
+    shmem.barrier_all().map_err(err)?;
+    shmem.free(dst).map_err(err)?;
+    shmem.free(src).map_err(err)?;
+    Ok(out)
+}
 
 /// Every PE but 0 puts 8 MiB into its own region of PE 0's object at once; against
 /// PE 1 doing it alone. On an emulated network PE 0's receive side serialises the

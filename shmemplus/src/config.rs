@@ -31,6 +31,55 @@ impl Conduit {
     }
 }
 
+/// How transfers over several hops (a board read, the network, a board write) are
+/// split into packets that flow through the hops as a pipeline (MODEL.md section 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketPolicy {
+    /// The packet size the model predicts fastest for the route and size (default).
+    Auto,
+    /// No packetization: each hop moves the whole transfer before the next starts.
+    Off,
+    /// Packets of this many bytes.
+    Bytes(usize),
+}
+
+impl PacketPolicy {
+    /// Parses `off`, `auto` or a size (`SHMEMPLUS_PACKET`).
+    ///
+    /// ```
+    /// use shmemplus::PacketPolicy;
+    /// assert_eq!(PacketPolicy::parse("2M"), Ok(PacketPolicy::Bytes(2 << 20)));
+    /// assert_eq!(PacketPolicy::parse("off"), Ok(PacketPolicy::Off));
+    /// assert!(PacketPolicy::parse("0").is_err());
+    /// ```
+    pub fn parse(text: &str) -> Result<PacketPolicy, String> {
+        match text.trim() {
+            "" | "auto" => Ok(PacketPolicy::Auto),
+            "off" => Ok(PacketPolicy::Off),
+            t => match parse_size(t)? {
+                0 => Err("a packet must be at least 1 byte (or use off/auto)".into()),
+                b => Ok(PacketPolicy::Bytes(b)),
+            },
+        }
+    }
+
+    pub(crate) fn encode(self) -> u64 {
+        match self {
+            PacketPolicy::Auto => 0,
+            PacketPolicy::Off => u64::MAX,
+            PacketPolicy::Bytes(b) => (b as u64).clamp(1, u64::MAX - 1),
+        }
+    }
+
+    pub(crate) fn decode(v: u64) -> PacketPolicy {
+        match v {
+            0 => PacketPolicy::Auto,
+            u64::MAX => PacketPolicy::Off,
+            b => PacketPolicy::Bytes(b as usize),
+        }
+    }
+}
+
 /// Settings of one PE, read from the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -52,6 +101,8 @@ pub struct Config {
     /// `SHMEMPLUS_FPGAS`: boards per node (set by `shmemrun --fpgas`); `None` means the
     /// profile's.
     pub fpgas: Option<u32>,
+    /// `SHMEMPLUS_PACKET`: `off`, `auto` (default) or a packet size.
+    pub packet: PacketPolicy,
 }
 
 impl Config {
@@ -118,7 +169,15 @@ impl Config {
                 }
                 _ => None,
             };
+        let packet = match get("SHMEMPLUS_PACKET") {
+            Some(v) => PacketPolicy::parse(&v).map_err(|why| Error::BadConfig {
+                var: "SHMEMPLUS_PACKET",
+                why,
+            })?,
+            None => PacketPolicy::Auto,
+        };
         Ok(Config {
+            packet,
             fpgas,
             profile,
             symmetric_size,

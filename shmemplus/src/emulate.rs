@@ -66,6 +66,21 @@ pub enum Hop {
     },
 }
 
+/// Packets of one transfer in flight at most (see `Emulation::put_packets`).
+pub const WINDOW: usize = 4;
+
+/// Private timelines per resource kind for `modeled_packets` (boards of a node x 2).
+const PRIVATE_SLOTS: usize = 2 * crate::segment::MAX_BOARDS + 2;
+
+/// A shared resource with a timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resource {
+    NicSend(u32),
+    NicRecv(u32),
+    DmaRead(u32, u32),
+    DmaWrite(u32, u32),
+}
+
 /// The emulation of one PE.
 pub struct Emulation {
     net: Option<Cost>,
@@ -93,11 +108,6 @@ impl Emulation {
         })
     }
 
-    fn leader(&self, pe: usize) -> &crate::segment::Control {
-        let leader = (self.topology.node_of(pe as u32) * self.topology.pes_per_node) as usize;
-        self.segs.segs[leader].control()
-    }
-
     fn same_node(&self, a: usize, b: usize) -> bool {
         self.topology.node_of(a as u32) == self.topology.node_of(b as u32)
     }
@@ -112,26 +122,51 @@ impl Emulation {
         }
     }
 
-    /// Charges the hops in sequence from `start_ns`; returns (injected instant of the
-    /// first charged hop, delivered instant of the last), or `None` if all are free.
-    fn charge(&self, hops: &[Hop], start_ns: u64) -> Option<(u64, u64)> {
+    /// The shared resources `hop` occupies (for a free hop, none).
+    fn resources(&self, hop: &Hop) -> Vec<Resource> {
+        let node = |pe: usize| self.topology.node_of(pe as u32);
+        match *hop {
+            _ if self.cost(hop).is_none() => Vec::new(),
+            Hop::Net { from, to, .. } => {
+                vec![Resource::NicSend(node(from)), Resource::NicRecv(node(to))]
+            }
+            Hop::Read { pe, board, .. } => vec![Resource::DmaRead(node(pe), board)],
+            Hop::Write { pe, board, .. } => vec![Resource::DmaWrite(node(pe), board)],
+        }
+    }
+
+    /// The shared timeline of `r` (in the control block of the node's first PE).
+    fn timeline(&self, r: Resource) -> &AtomicU64 {
+        let leader =
+            |node: u32| self.segs.segs[(node * self.topology.pes_per_node) as usize].control();
+        match r {
+            Resource::NicSend(n) => &leader(n).nic_send,
+            Resource::NicRecv(n) => &leader(n).nic_recv,
+            Resource::DmaRead(n, b) => &leader(n).dma_read[b as usize],
+            Resource::DmaWrite(n, b) => &leader(n).dma_write[b as usize],
+        }
+    }
+
+    /// Charges the hops in sequence from `start_ns` on the timelines `line` gives;
+    /// returns (injected instant of the first charged hop, delivered instant of the
+    /// last), or `None` if all are free.
+    fn charge_on<'t>(
+        &self,
+        hops: &[Hop],
+        start_ns: u64,
+        line: &impl Fn(Resource) -> &'t AtomicU64,
+    ) -> Option<(u64, u64)> {
         let mut at = start_ns;
         let mut injected = None;
         for hop in hops {
             let Some(cost) = self.cost(hop) else { continue };
+            let res = self.resources(hop);
             let charge = match *hop {
-                Hop::Net { from, to, bytes } => netsim::charge_transfer(
-                    &self.leader(from).nic_send,
-                    &self.leader(to).nic_recv,
-                    at,
-                    cost,
-                    bytes,
-                ),
-                Hop::Read { pe, board, bytes } => {
-                    netsim::charge_hop(&self.leader(pe).dma_read[board as usize], at, cost, bytes)
+                Hop::Net { bytes, .. } => {
+                    netsim::charge_transfer(line(res[0]), line(res[1]), at, cost, bytes)
                 }
-                Hop::Write { pe, board, bytes } => {
-                    netsim::charge_hop(&self.leader(pe).dma_write[board as usize], at, cost, bytes)
+                Hop::Read { bytes, .. } | Hop::Write { bytes, .. } => {
+                    netsim::charge_hop(line(res[0]), at, cost, bytes)
                 }
             };
             injected.get_or_insert(charge.injected_ns);
@@ -140,14 +175,133 @@ impl Emulation {
         injected.map(|i| (i, at))
     }
 
-    /// A put along `hops` that started at `start_ns`: waits until the first hop has
-    /// taken the data and records the delivery for `quiet`.
-    pub fn put(&self, hops: &[Hop], start_ns: u64) {
-        if let Some((injected, delivered)) = self.charge(hops, start_ns) {
+    fn charge(&self, hops: &[Hop], start_ns: u64) -> Option<(u64, u64)> {
+        self.charge_on(hops, start_ns, &|r| self.timeline(r))
+    }
+
+    /// Charges a transfer of `bytes` split into packets of `packet` bytes, on the
+    /// timelines `line` gives. `hops_of(offset, len)` are the hops of one packet. A
+    /// packet starts no earlier than `start_ns` nor before the packet `WINDOW` places
+    /// earlier is delivered (a bounded window in flight); the resources' timelines then
+    /// make consecutive packets overlap stage by stage, as a k-stage pipeline:
+    /// `T = sum_s t_s + (N - 1) * max_s t_s` when every stage is its own resource.
+    /// Returns (injected instant of the last packet's first hop, delivered instant of
+    /// the last packet), or `None` if the route is free.
+    fn charge_packets_on<'t>(
+        &self,
+        bytes: usize,
+        packet: usize,
+        start_ns: u64,
+        hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
+        line: &impl Fn(Resource) -> &'t AtomicU64,
+    ) -> Option<(u64, u64)> {
+        let packet = if packet == 0 { bytes.max(1) } else { packet };
+        let mut delivered: Vec<u64> = Vec::new();
+        let mut last = None;
+        let mut at = 0;
+        loop {
+            let len = packet.min(bytes - at);
+            let earliest = match delivered.len().checked_sub(WINDOW) {
+                Some(i) => start_ns.max(delivered[i]),
+                None => start_ns,
+            };
+            if let Some((inj, del)) = self.charge_on(&hops_of(at, len), earliest, line) {
+                delivered.push(del);
+                last = Some((inj, del));
+            }
+            at += len;
+            if at >= bytes {
+                return last;
+            }
+        }
+    }
+
+    /// A packetized put (see `charge_packets_on`): records the delivery for `quiet`
+    /// and waits until the last packet has left its source.
+    pub fn put_packets(
+        &self,
+        bytes: usize,
+        packet: usize,
+        start_ns: u64,
+        hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
+    ) {
+        let line = |r| self.timeline(r);
+        if let Some((injected, delivered)) =
+            self.charge_packets_on(bytes, packet, start_ns, hops_of, &line)
+        {
             self.undelivered_until
                 .fetch_max(delivered, Ordering::AcqRel);
             netsim::wait_until(injected);
         }
+    }
+
+    /// A packetized blocking transfer (a get): waits until the last packet is delivered.
+    pub fn blocking_packets(
+        &self,
+        bytes: usize,
+        packet: usize,
+        start_ns: u64,
+        hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
+    ) {
+        let line = |r| self.timeline(r);
+        if let Some((_, delivered)) =
+            self.charge_packets_on(bytes, packet, start_ns, hops_of, &line)
+        {
+            netsim::wait_until(delivered);
+        }
+    }
+
+    /// The modeled time of a packetized transfer on an idle cluster: the same
+    /// charging as the real transfer, on private timelines starting at 0.
+    pub fn modeled_packets(
+        &self,
+        bytes: usize,
+        packet: usize,
+        hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
+    ) -> f64 {
+        let private: [AtomicU64; 2 * PRIVATE_SLOTS] = std::array::from_fn(|_| AtomicU64::new(0));
+        let my_node = self.topology.node_of(self.segs.me as u32);
+        let slot = |r: Resource| -> usize {
+            match r {
+                Resource::NicSend(_) => 0,
+                Resource::NicRecv(_) => 1,
+                Resource::DmaRead(_, b) => 2 + b as usize * 2,
+                Resource::DmaWrite(_, b) => 3 + b as usize * 2,
+            }
+        };
+        // A route touches this PE's node and at most one other: each resource of either
+        // gets its own private timeline.
+        let line = |r: Resource| {
+            let node = match r {
+                Resource::NicSend(n)
+                | Resource::NicRecv(n)
+                | Resource::DmaRead(n, _)
+                | Resource::DmaWrite(n, _) => n,
+            };
+            &private[slot(r) * 2 + usize::from(node != my_node)]
+        };
+        self.charge_packets_on(bytes, packet, 0, hops_of, &line)
+            .map_or(0.0, |(_, delivered)| delivered as f64 * 1e-9)
+    }
+
+    /// The packet size that the model predicts fastest for `bytes` along the route
+    /// `hops_of` describes: a power of two from 64 KiB below `bytes`, or `bytes` (no
+    /// packetization) when splitting does not pay.
+    pub fn best_packet(
+        &self,
+        bytes: usize,
+        hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
+    ) -> usize {
+        let mut best = (bytes, self.modeled_packets(bytes, bytes, hops_of));
+        let mut p = 64 << 10;
+        while p < bytes {
+            let t = self.modeled_packets(bytes, p, hops_of);
+            if t < best.1 * 0.999 {
+                best = (p, t);
+            }
+            p *= 2;
+        }
+        best.0
     }
 
     /// A blocking transfer along `hops` (a get, a local DMA): waits until delivered.
@@ -170,19 +324,5 @@ impl Emulation {
     /// Waits until every put issued so far is delivered.
     pub fn quiet(&self) {
         netsim::wait_until(self.undelivered_until.load(Ordering::Acquire));
-    }
-
-    /// The modeled time in seconds of `hops` on an idle cluster.
-    pub fn modeled(&self, hops: &[Hop]) -> f64 {
-        hops.iter()
-            .filter_map(|h| {
-                let bytes = match *h {
-                    Hop::Net { bytes, .. } | Hop::Read { bytes, .. } | Hop::Write { bytes, .. } => {
-                        bytes
-                    }
-                };
-                self.cost(h).map(|c| c.time(bytes))
-            })
-            .sum()
     }
 }

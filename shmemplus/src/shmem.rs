@@ -20,7 +20,7 @@
 
 use crate::am::{AmEngine, H_ECHO, H_FPGA_GET, H_FPGA_PUT, USER_BASE};
 use crate::bootstrap::{self, BootstrapConn, LaunchEnv, PeHello};
-use crate::config::{Conduit, Config};
+use crate::config::{Conduit, Config, PacketPolicy};
 use crate::emulate::{Emulation, Hop, RmaOp};
 use crate::error::{Error, Result};
 use crate::fpga::Boards;
@@ -153,7 +153,15 @@ struct Inner {
     emulation: Option<Emulation>,
     /// This PE's partitions of its node's boards.
     boards: Arc<Boards>,
+    /// The packet policy, encoded by `PacketPolicy::encode`.
+    packet_policy: std::sync::atomic::AtomicU64,
+    /// Packet sizes the model chose, by route and size bucket.
+    packet_cache: Mutex<std::collections::HashMap<PacketKey, usize>>,
 }
+
+/// A route and size bucket for the packet cache: (put?, local place, remote place,
+/// crosses nodes?, size rounded up to a power of two).
+type PacketKey = (bool, Option<Place>, Place, bool, usize);
 
 /// The handle of an initialized PE. Cheap to clone (all clones are the same PE);
 /// the PE is finalized by [`Shmem::finalize`] or when the last clone is dropped.
@@ -258,6 +266,8 @@ pub fn init() -> Result<Shmem> {
             profile,
             emulation,
             boards,
+            packet_policy: std::sync::atomic::AtomicU64::new(config.packet.encode()),
+            packet_cache: Mutex::new(std::collections::HashMap::new()),
             config,
         }),
     };
@@ -439,7 +449,9 @@ impl Shmem {
 
     /// As [`Shmem::modeled_seconds`] for any pair of places: `local` is this PE's side
     /// (`None` for a private host buffer, else a place of this PE), `remote` the place
-    /// on PE `pe`. A put goes local -> remote, a get remote -> local (at offset 0).
+    /// on PE `pe`. A put goes local -> remote, a get remote -> local (at offset 0). The
+    /// model is the one the transfer itself is charged by, packetized under the
+    /// current packet policy.
     pub fn modeled_route_seconds(
         &self,
         op: RmaOp,
@@ -452,8 +464,31 @@ impl Shmem {
         let Some(emu) = &self.inner.emulation else {
             return Ok(None);
         };
-        let hops = self.hops(op, local.map(|p| (p, 0)), (target, remote, 0), bytes)?;
-        Ok(Some(emu.modeled(&hops)))
+        self.hops(op, local.map(|p| (p, 0)), (target, remote, 0), bytes)?;
+        let mut hops_of = |at: usize, len: usize| {
+            self.hops(op, local.map(|p| (p, at)), (target, remote, at), len)
+                .unwrap_or_default()
+        };
+        let packet = self.packet_size(op, local, (target, remote), bytes, &mut hops_of);
+        Ok(Some(emu.modeled_packets(bytes, packet, &mut hops_of)))
+    }
+
+    /// The packet size this PE uses for a transfer of `bytes` on a route under the
+    /// current policy (`bytes` means no packetization), as `modeled_route_seconds`.
+    pub fn route_packet_bytes(
+        &self,
+        op: RmaOp,
+        local: Option<Place>,
+        remote: Place,
+        pe: u32,
+        bytes: usize,
+    ) -> Result<usize> {
+        let target = self.check_pe(pe)?;
+        let mut hops_of = |at: usize, len: usize| {
+            self.hops(op, local.map(|p| (p, at)), (target, remote, at), len)
+                .unwrap_or_default()
+        };
+        Ok(self.packet_size(op, local, (target, remote), bytes, &mut hops_of))
     }
 
     // ---------------------------------------------------------------- boards
@@ -761,9 +796,8 @@ impl Shmem {
         // The modeled clock starts before the copy, so the copy hides in the model.
         let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
         self.move_in(target, dest.place, offset, src_bytes)?;
-        if let (Some(emu), Some(start)) = (&inner.emulation, start) {
-            let hops = self.hops(RmaOp::Put, None, (target, dest.place, offset), bytes)?;
-            emu.put(&hops, start);
+        if let Some(start) = start {
+            self.emulate(RmaOp::Put, None, (target, dest.place, offset), bytes, start);
         }
         Ok(())
     }
@@ -776,9 +810,8 @@ impl Shmem {
         let (offset, bytes) = self.locate(src, index, dst.len())?;
         let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
         self.move_out(target, src.place, offset, bytemuck::cast_slice_mut(dst))?;
-        if let (Some(emu), Some(start)) = (&inner.emulation, start) {
-            let hops = self.hops(RmaOp::Get, None, (target, src.place, offset), bytes)?;
-            emu.blocking(&hops, start);
+        if let Some(start) = start {
+            self.emulate(RmaOp::Get, None, (target, src.place, offset), bytes, start);
         }
         Ok(())
     }
@@ -818,15 +851,15 @@ impl Shmem {
             self.move_out_own(src.place, src_off + at, piece)?;
             self.move_in(target, dest.place, dest_off + at, piece)?;
         }
-        if let (Some(emu), Some(start)) = (&inner.emulation, start) {
-            let local = (src.place, src_off);
-            let hops = self.hops(
+        if let Some(start) = start {
+            let local = Some((src.place, src_off));
+            self.emulate(
                 RmaOp::Put,
-                Some(local),
+                local,
                 (target, dest.place, dest_off),
                 bytes,
-            )?;
-            emu.put(&hops, start);
+                start,
+            );
         }
         Ok(())
     }
@@ -854,10 +887,15 @@ impl Shmem {
             self.move_out(target, src.place, src_off + at, piece)?;
             self.move_in_own(dest.place, dest_off + at, piece)?;
         }
-        if let (Some(emu), Some(start)) = (&inner.emulation, start) {
-            let local = (dest.place, dest_off);
-            let hops = self.hops(RmaOp::Get, Some(local), (target, src.place, src_off), bytes)?;
-            emu.blocking(&hops, start);
+        if let Some(start) = start {
+            let local = Some((dest.place, dest_off));
+            self.emulate(
+                RmaOp::Get,
+                local,
+                (target, src.place, src_off),
+                bytes,
+                start,
+            );
         }
         Ok(())
     }
@@ -981,6 +1019,86 @@ impl Shmem {
                 }
             }
         }
+    }
+
+    /// Charges an operation's route to the emulated cluster and waits as its semantics
+    /// say (a put until its source is free, a get until its data is in place),
+    /// packetized as the packet policy decides. Offsets were checked by the caller.
+    fn emulate(
+        &self,
+        op: RmaOp,
+        local: Option<(Place, usize)>,
+        remote: (usize, Place, usize),
+        bytes: usize,
+        start: u64,
+    ) {
+        let Some(emu) = &self.inner.emulation else {
+            return;
+        };
+        let (pe, place, offset) = remote;
+        let mut hops_of = |at: usize, len: usize| {
+            self.hops(
+                op,
+                local.map(|(l, o)| (l, o + at)),
+                (pe, place, offset + at),
+                len,
+            )
+            .unwrap_or_default()
+        };
+        let packet = self.packet_size(op, local.map(|l| l.0), (pe, place), bytes, &mut hops_of);
+        match op {
+            RmaOp::Put => emu.put_packets(bytes, packet, start, &mut hops_of),
+            RmaOp::Get => emu.blocking_packets(bytes, packet, start, &mut hops_of),
+        }
+    }
+
+    /// The packet size for a transfer of `bytes` on a route (`bytes` = one packet).
+    fn packet_size(
+        &self,
+        op: RmaOp,
+        local: Option<Place>,
+        (pe, place): (usize, Place),
+        bytes: usize,
+        hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
+    ) -> usize {
+        let Some(emu) = &self.inner.emulation else {
+            return bytes;
+        };
+        match self.packet_policy() {
+            PacketPolicy::Off => bytes,
+            PacketPolicy::Bytes(p) => p.clamp(1, bytes.max(1)),
+            PacketPolicy::Auto => {
+                let remote_node = self.inner.topology.node_of(pe as u32) != self.node();
+                let key = (
+                    op == RmaOp::Put,
+                    local,
+                    place,
+                    remote_node,
+                    bytes.next_power_of_two(),
+                );
+                let mut cache = self
+                    .inner
+                    .packet_cache
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                *cache.entry(key).or_insert_with(|| {
+                    // Tuned for the size bucket's top; applied to every size in it.
+                    emu.best_packet(key.4, hops_of).min(bytes.max(1))
+                })
+            }
+        }
+    }
+
+    /// How multi-hop transfers are split into pipelined packets.
+    pub fn packet_policy(&self) -> PacketPolicy {
+        PacketPolicy::decode(self.inner.packet_policy.load(Ordering::Relaxed))
+    }
+
+    /// Sets the packet policy of this PE (as `SHMEMPLUS_PACKET` does at `init`).
+    pub fn set_packet_policy(&self, policy: PacketPolicy) {
+        self.inner
+            .packet_policy
+            .store(policy.encode(), Ordering::Relaxed);
     }
 
     /// The hops of a transfer of `bytes` between this PE and `(pe, place, offset)`:

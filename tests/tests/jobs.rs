@@ -278,13 +278,16 @@ fn emulated_waits_do_not_burn_cores() {
 fn random_transfers_over_every_route_and_place_match_a_reference_model() {
     // (PEs, PEs per node, conduit, profile, ops): remote boards, boards shared by the
     // PEs of a node, the AM conduit, and an emulated profile.
+    // The last case packetizes in 1000-byte packets: not a multiple of the 32-byte DMA
+    // minimum nor of most transfer sizes.
     let cases = [
-        (3, "1", "shm", "native", "40"),
-        (4, "2", "shm", "native", "40"),
-        (3, "1", "am", "native", "30"),
-        (2, "1", "shm", "mu", "12"),
+        (3, "1", "shm", "native", "40", "auto"),
+        (4, "2", "shm", "native", "40", "auto"),
+        (3, "1", "am", "native", "30", "auto"),
+        (2, "1", "shm", "mu", "12", "auto"),
+        (2, "1", "shm", "novo-g", "6", "1000"),
     ];
-    for (n, ppn, conduit, profile, ops) in cases {
+    for (n, ppn, conduit, profile, ops, packet) in cases {
         let mut spec = shmemplus_cli::launcher::JobSpec::new(n, PE);
         spec.args = vec!["routes".into(), "7".into(), ops.into()];
         spec.pes_per_node = Some(ppn.parse().unwrap());
@@ -294,6 +297,7 @@ fn random_transfers_over_every_route_and_place_match_a_reference_model() {
             ("SHMEMPLUS_FPGAS".into(), "2".into()),
             ("SHMEMPLUS_CONDUIT".into(), conduit.into()),
             ("SHMEMPLUS_PROFILE".into(), profile.into()),
+            ("SHMEMPLUS_PACKET".into(), packet.into()),
         ];
         let r = shmemplus_cli::launcher::run_job(&spec).unwrap();
         shmemplus_tests::assert_nothing_left(&r);
