@@ -840,28 +840,12 @@ impl Shmem {
         count: usize,
         pe: u32,
     ) -> Result<()> {
-        let inner = self.live()?;
+        self.live()?;
         let target = self.check_pe(pe)?;
         let (src_off, bytes) = self.locate(src, src_index, count)?;
         let (dest_off, _) = self.locate(dest, dest_index, count)?;
-        let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
-        let mut stage = vec![0u8; bytes.min(STAGE_BYTES)];
-        for at in (0..bytes).step_by(STAGE_BYTES) {
-            let piece = &mut stage[..STAGE_BYTES.min(bytes - at)];
-            self.move_out_own(src.place, src_off + at, piece)?;
-            self.move_in(target, dest.place, dest_off + at, piece)?;
-        }
-        if let Some(start) = start {
-            let local = Some((src.place, src_off));
-            self.emulate(
-                RmaOp::Put,
-                local,
-                (target, dest.place, dest_off),
-                bytes,
-                start,
-            );
-        }
-        Ok(())
+        let (local, remote) = ((src.place, src_off), (target, dest.place, dest_off));
+        self.transfer_between(RmaOp::Put, local, remote, bytes)
     }
 
     /// Copies `count` elements of `src[src_index..]` on PE `pe` into this PE's own copy
@@ -876,26 +860,42 @@ impl Shmem {
         count: usize,
         pe: u32,
     ) -> Result<()> {
-        let inner = self.live()?;
+        self.live()?;
         let target = self.check_pe(pe)?;
         let (src_off, bytes) = self.locate(src, src_index, count)?;
         let (dest_off, _) = self.locate(dest, dest_index, count)?;
-        let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
+        let (local, remote) = ((dest.place, dest_off), (target, src.place, src_off));
+        self.transfer_between(RmaOp::Get, local, remote, bytes)
+    }
+
+    /// A transfer between this PE's own `local` (place, offset) and `remote` (PE,
+    /// place, offset), staged in `STAGE_BYTES` pieces: a put reads local and writes
+    /// remote, a get the other way round. Offsets were checked by the caller.
+    fn transfer_between(
+        &self,
+        op: RmaOp,
+        (place, offset): (Place, usize),
+        remote: (usize, Place, usize),
+        bytes: usize,
+    ) -> Result<()> {
+        let start = self.inner.emulation.as_ref().map(|_| netsim::now_ns());
+        let (target, remote_place, remote_offset) = remote;
         let mut stage = vec![0u8; bytes.min(STAGE_BYTES)];
         for at in (0..bytes).step_by(STAGE_BYTES) {
             let piece = &mut stage[..STAGE_BYTES.min(bytes - at)];
-            self.move_out(target, src.place, src_off + at, piece)?;
-            self.move_in_own(dest.place, dest_off + at, piece)?;
+            match op {
+                RmaOp::Put => {
+                    self.move_out_own(place, offset + at, piece)?;
+                    self.move_in(target, remote_place, remote_offset + at, piece)?;
+                }
+                RmaOp::Get => {
+                    self.move_out(target, remote_place, remote_offset + at, piece)?;
+                    self.move_in_own(place, offset + at, piece)?;
+                }
+            }
         }
         if let Some(start) = start {
-            let local = Some((dest.place, dest_off));
-            self.emulate(
-                RmaOp::Get,
-                local,
-                (target, src.place, src_off),
-                bytes,
-                start,
-            );
+            self.emulate(op, Some((place, offset)), remote, bytes, start);
         }
         Ok(())
     }
