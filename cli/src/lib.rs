@@ -6,3 +6,4 @@ pub mod info;
 pub mod launcher;
 pub mod model_cli;
 pub mod plot;
+pub mod tune_cli;

@@ -5,6 +5,7 @@ use shmemplus_cli::launcher::{run_job, JobOutcome, JobSpec, OutputMode};
 use std::time::Duration;
 
 fn add_one(n: u32, env: &[(&str, &str)]) -> shmemplus_cli::launcher::JobReport {
+    shmemplus_tests::isolate_cache();
     let mut spec = JobSpec::new(n, env!("CARGO_BIN_EXE_add-one"));
     spec.args = vec!["2000".into()];
     spec.output = OutputMode::Capture;

@@ -80,6 +80,17 @@ impl PacketPolicy {
     }
 }
 
+/// When the self-tuning pass runs at `init` (`SHMEMPLUS_TUNE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TuneMode {
+    /// Use a valid cached result, else measure and cache (default).
+    Auto,
+    /// Never tune at init (`auto` packets then come from the profile's costs).
+    Off,
+    /// Measure even if a cached result exists, and replace it.
+    Force,
+}
+
 /// Settings of one PE, read from the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -103,6 +114,8 @@ pub struct Config {
     pub fpgas: Option<u32>,
     /// `SHMEMPLUS_PACKET`: `off`, `auto` (default) or a packet size.
     pub packet: PacketPolicy,
+    /// `SHMEMPLUS_TUNE`: `auto` (default), `off` or `force`.
+    pub tune: TuneMode,
 }
 
 impl Config {
@@ -176,7 +189,19 @@ impl Config {
             })?,
             None => PacketPolicy::Auto,
         };
+        let tune = match get("SHMEMPLUS_TUNE").as_deref().map(str::trim) {
+            None | Some("") | Some("auto") => TuneMode::Auto,
+            Some("off") => TuneMode::Off,
+            Some("force") => TuneMode::Force,
+            Some(other) => {
+                return Err(Error::BadConfig {
+                    var: "SHMEMPLUS_TUNE",
+                    why: format!("'{other}' is not auto, off or force"),
+                })
+            }
+        };
         Ok(Config {
+            tune,
             packet,
             fpgas,
             profile,

@@ -34,13 +34,14 @@ mod segment;
 mod shmem;
 mod sync;
 mod topology;
+pub mod tune;
 
-pub use config::{Conduit, Config, PacketPolicy};
+pub use config::{Conduit, Config, PacketPolicy, TuneMode};
 pub use emulate::RmaOp;
 pub use error::{Error, Result};
 pub use fpga_mock;
 pub use netsim;
-pub use shmem::{init, Place, Shmem, SymVec};
+pub use shmem::{init, Place, Shmem, SymVec, TuneSource};
 pub use topology::Topology;
 
 /// The README's code examples, compiled and run as doc tests so that they stay true.

@@ -157,6 +157,20 @@ struct Inner {
     packet_policy: std::sync::atomic::AtomicU64,
     /// Packet sizes the model chose, by route and size bucket.
     packet_cache: Mutex<std::collections::HashMap<PacketKey, usize>>,
+    /// The result of the last self-tuning pass, if any.
+    tuning: Mutex<Option<crate::tune::Tuning>>,
+}
+
+/// Where the tuning in force came from (see [`Shmem::retune`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TuneSource {
+    /// Measured by this job (and cached when the cache directory was writable).
+    Measured,
+    /// Read from the tuning cache.
+    Cached,
+    /// No tuning: the reason (profile without costs, fewer than two nodes, no boards,
+    /// `SHMEMPLUS_TUNE=off`).
+    Skipped(String),
 }
 
 /// A route and size bucket for the packet cache: (put?, local place, remote place,
@@ -268,10 +282,17 @@ pub fn init() -> Result<Shmem> {
             boards,
             packet_policy: std::sync::atomic::AtomicU64::new(config.packet.encode()),
             packet_cache: Mutex::new(std::collections::HashMap::new()),
+            tuning: Mutex::new(None),
             config,
         }),
     };
     shmem.announce();
+    let mode = shmem.inner.config.tune;
+    match shmem.retune(mode) {
+        Ok(TuneSource::Measured) => tracing::info!("self-tuning pass measured the hops"),
+        Ok(source) => tracing::debug!(?source, "self-tuning"),
+        Err(e) => tracing::warn!("self-tuning failed, packets come from the profile: {e}"),
+    }
     Ok(shmem)
 }
 
@@ -1081,12 +1102,218 @@ impl Shmem {
                     .packet_cache
                     .lock()
                     .unwrap_or_else(|e| e.into_inner());
-                *cache.entry(key).or_insert_with(|| {
-                    // Tuned for the size bucket's top; applied to every size in it.
-                    emu.best_packet(key.4, hops_of).min(bytes.max(1))
-                })
+                let tuned = self
+                    .inner
+                    .tuning
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .as_ref()
+                    .and_then(|t| {
+                        // The tuning pass measured the three-stage board-to-board route.
+                        let board_to_board =
+                            matches!((local, place), (Some(Place::Fpga(_)), Place::Fpga(_)));
+                        (board_to_board && remote_node)
+                            .then(|| t.packet_for(bytes))
+                            .flatten()
+                    });
+                if let Some(p) = tuned {
+                    return p.min(bytes.max(1));
+                }
+                let packet = *cache.entry(key).or_insert_with(|| {
+                    // Chosen for the size bucket's top; applied to every size in it.
+                    emu.best_packet(key.4, hops_of)
+                });
+                packet.min(bytes.max(1))
             }
         }
+    }
+
+    /// Runs the self-tuning pass (MODEL.md section 5; collective: every PE calls it):
+    /// PE 0 measures each hop (`net` to a PE of another node, `fpga_read` and
+    /// `fpga_write` on its board 0) at a few sizes, fits their costs, and chooses the
+    /// board-to-board packet size per size bucket with the k-stage model; the result
+    /// is cached (`SHMEMPLUS_CACHE_DIR`, else the XDG cache directory) under a key of
+    /// profile, topology and library version, and shared with every PE. With
+    /// `TuneMode::Auto` a valid cached result is used instead of measuring; a corrupt
+    /// or stale cache is rebuilt with a warning. `init` calls this per
+    /// `SHMEMPLUS_TUNE`.
+    pub fn retune(&self, mode: crate::TuneMode) -> Result<TuneSource> {
+        use crate::tune;
+        let inner = self.live()?;
+        let t = inner.topology;
+        let skip = if mode == crate::TuneMode::Off {
+            Some("SHMEMPLUS_TUNE=off")
+        } else if inner.emulation.is_none() {
+            Some("the profile adds no cost")
+        } else if t.nodes < 2 {
+            Some("the job has one node")
+        } else if self.fpgas() == 0 {
+            Some("the nodes have no boards")
+        } else {
+            None
+        };
+        if let Some(why) = skip {
+            return Ok(TuneSource::Skipped(why.into()));
+        }
+        let key = format!(
+            "profile {} ({}), {} nodes x {} PEs, {} boards, shmemplus {}",
+            inner.profile.name,
+            inner.profile.source,
+            t.nodes,
+            t.pes_per_node,
+            self.fpgas(),
+            env!("CARGO_PKG_VERSION")
+        );
+        let probe_max = *tune::PROBE_SIZES.last().unwrap_or(&(8 << 20)) as usize;
+        let board = self.alloc::<u8>(probe_max, Place::Fpga(0))?;
+        let cpu = self.alloc::<u8>(probe_max, Place::Cpu)?;
+        let wire = self.alloc::<u8>(64 << 10, Place::Cpu)?;
+        let mut source = TuneSource::Measured;
+        let outcome = (|| -> Result<()> {
+            if self.my_pe() == 0 {
+                let dir = tune::cache_dir();
+                let cached = match (&dir, mode) {
+                    (Some(d), crate::TuneMode::Auto) => match tune::load(d, &key) {
+                        Ok(t) => Some(t),
+                        Err(tune::CacheMiss::Missing) => None,
+                        Err(miss) => {
+                            tracing::warn!("tuning cache not usable ({miss:?}); tuning again");
+                            None
+                        }
+                    },
+                    _ => None,
+                };
+                let result = match cached {
+                    Some(t) => {
+                        source = TuneSource::Cached;
+                        t
+                    }
+                    None => {
+                        let t = self.measure_hops(key.clone(), &board, &cpu)?;
+                        match dir.as_deref().map(|d| tune::store(d, &t)) {
+                            Some(Ok(path)) => {
+                                tracing::debug!("tuning cached in {}", path.display())
+                            }
+                            Some(Err(e)) => tracing::warn!("tuning not cached: {e}"),
+                            None => tracing::warn!(
+                                "tuning not cached: no cache directory (set SHMEMPLUS_CACHE_DIR)"
+                            ),
+                        }
+                        t
+                    }
+                };
+                let bytes = serde_json::to_vec(&result)
+                    .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+                if bytes.len() + 16 > wire.len() {
+                    return Err(Error::InvalidArgument(
+                        "tuning result too large to share".into(),
+                    ));
+                }
+                // Wire: length (8 bytes), cached flag (8 bytes), the JSON result.
+                let mut head = (bytes.len() as u64).to_le_bytes().to_vec();
+                head.extend_from_slice(&u64::from(source == TuneSource::Cached).to_le_bytes());
+                for pe in 0..self.n_pes() {
+                    self.put(&wire, 0, &head, pe)?;
+                    self.put(&wire, 16, &bytes, pe)?;
+                }
+            }
+            Ok(())
+        })();
+        // Every PE reaches this barrier, whatever PE 0's outcome, so none is stranded.
+        self.barrier_all()?;
+        let mut head = [0u8; 16];
+        self.local_read(&wire, 0, &mut head)?;
+        let len = u64::from_le_bytes(head[..8].try_into().unwrap_or([0; 8])) as usize;
+        let cached = head[8] == 1;
+        let shared = if outcome.is_ok() && len > 0 && len + 16 <= wire.len() {
+            let mut bytes = vec![0u8; len];
+            self.local_read(&wire, 16, &mut bytes)?;
+            serde_json::from_slice::<tune::Tuning>(&bytes).ok()
+        } else {
+            None
+        };
+        self.free(wire)?;
+        self.free(cpu)?;
+        self.free(board)?;
+        outcome?;
+        let Some(result) = shared else {
+            return Err(Error::InvalidArgument(
+                "PE 0 shared no tuning result".into(),
+            ));
+        };
+        *inner.tuning.lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+        inner
+            .packet_cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        Ok(if cached {
+            TuneSource::Cached
+        } else {
+            TuneSource::Measured
+        })
+    }
+
+    /// PE 0's measurements of the tuning pass: the median of 3 transfers of each probe
+    /// size on each hop, through the library's own put/get paths (so on an emulated
+    /// profile they include everything a transfer pays).
+    fn measure_hops(
+        &self,
+        key: String,
+        board: &SymVec<u8>,
+        cpu: &SymVec<u8>,
+    ) -> Result<crate::tune::Tuning> {
+        let started = std::time::Instant::now();
+        let t = self.inner.topology;
+        let peer = t.pes_per_node; // the first PE of node 1
+        let before = self.packet_policy();
+        self.set_packet_policy(PacketPolicy::Off);
+        let mut buf = vec![0u8; board.len()];
+        let mut median = |f: &mut dyn FnMut(&mut [u8]) -> Result<()>| -> Result<f64> {
+            let mut samples = [0.0f64; 3];
+            for s in &mut samples {
+                let t0 = std::time::Instant::now();
+                f(&mut buf)?;
+                *s = t0.elapsed().as_secs_f64();
+            }
+            samples.sort_by(f64::total_cmp);
+            Ok(samples[1])
+        };
+        let mut hops: Vec<(String, Vec<(u64, f64)>)> = ["net", "fpga_read", "fpga_write"]
+            .iter()
+            .map(|n| (n.to_string(), Vec::new()))
+            .collect();
+        let me = self.my_pe();
+        for &size in &crate::tune::PROBE_SIZES {
+            let n = size as usize;
+            let net = median(&mut |b| {
+                self.put(cpu, 0, &b[..n], peer)?;
+                self.quiet()
+            })?;
+            let read = median(&mut |b| self.get(board, 0, &mut b[..n], me))?;
+            let write = median(&mut |b| {
+                self.put(board, 0, &b[..n], me)?;
+                self.quiet()
+            })?;
+            hops[0].1.push((size, net));
+            hops[1].1.push((size, read));
+            hops[2].1.push((size, write));
+        }
+        self.set_packet_policy(before);
+        Ok(crate::tune::Tuning::from_measurements(
+            key,
+            hops,
+            started.elapsed().as_secs_f64(),
+        ))
+    }
+
+    /// The tuning in force (from the last [`Shmem::retune`]), if any.
+    pub fn tuning(&self) -> Option<crate::tune::Tuning> {
+        self.inner
+            .tuning
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// How multi-hop transfers are split into pipelined packets.

@@ -5,9 +5,22 @@
 use shmemplus_cli::launcher::{run_job, JobReport, JobSpec, OutputMode};
 use std::time::Duration;
 
+/// Points the tuning cache of every job this test process starts at a private
+/// directory, so tests neither read a developer's cache nor write into their home.
+pub fn isolate_cache() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // One fixed directory: a cache, reused by later test runs, never a leak that grows.
+        let dir = std::env::temp_dir().join("shmemplus-test-cache");
+        // Set before any job starts (inside call_once); PEs inherit it.
+        std::env::set_var("SHMEMPLUS_CACHE_DIR", dir);
+    });
+}
+
 /// Runs `program args...` as a job of `n` PEs with captured output, extra environment
 /// `env`, and a 60 s timeout so that no test can hang.
 pub fn run(program: &str, n: u32, args: &[&str], env: &[(&str, &str)]) -> JobReport {
+    isolate_cache();
     let mut spec = JobSpec::new(n, program);
     spec.args = args.iter().map(Into::into).collect();
     spec.env = env.iter().map(|(k, v)| (k.into(), v.into())).collect();

@@ -230,6 +230,7 @@ fn pe_exiting_zero_without_finalize_ends_the_job() {
 #[test]
 fn emulated_profiles_make_remote_slower_than_local() {
     for profile in ["novo-g", "mu"] {
+        shmemplus_tests::isolate_cache();
         let mut spec = shmemplus_cli::launcher::JobSpec::new(4, PE);
         spec.args = vec!["emulation".into()];
         spec.pes_per_node = Some(2);
@@ -288,6 +289,7 @@ fn random_transfers_over_every_route_and_place_match_a_reference_model() {
         (2, "1", "shm", "novo-g", "6", "1000"),
     ];
     for (n, ppn, conduit, profile, ops, packet) in cases {
+        shmemplus_tests::isolate_cache();
         let mut spec = shmemplus_cli::launcher::JobSpec::new(n, PE);
         spec.args = vec!["routes".into(), "7".into(), ops.into()];
         spec.pes_per_node = Some(ppn.parse().unwrap());
@@ -343,4 +345,66 @@ fn four_nodes_of_four_2gib_boards_start_lazily() {
         "{}",
         dump(&r)
     );
+}
+
+#[test]
+fn tuning_cache_is_written_reused_and_rebuilt() {
+    let dir = std::env::temp_dir().join(format!("shmemplus-tune-job-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = dir.to_string_lossy().into_owned();
+    let job = |tune: &str| {
+        let env = [
+            ("SHMEMPLUS_PROFILE", "novo-g"),
+            ("SHMEMPLUS_FPGAS", "1"),
+            ("SHMEMPLUS_TUNE", tune),
+            ("SHMEMPLUS_CACHE_DIR", cache.as_str()),
+        ];
+        let r = run(PE, 2, &["tune"], &env);
+        assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(&r));
+        r
+    };
+    let files = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
+    // Off: nothing measured, nothing cached.
+    job("off");
+    assert!(files().is_empty(), "{:?}", files());
+    // Force: measured and cached (one file, valid JSON with packets).
+    let r = job("force");
+    assert!(r.stdout[0].contains("packets [("), "{}", dump(&r));
+    let cached = files();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    let text = std::fs::read_to_string(&cached[0]).unwrap();
+    assert!(text.contains("\"packets\""), "{text}");
+    // Auto with a valid cache: used as is (file untouched).
+    let before = std::fs::metadata(&cached[0]).unwrap().modified().unwrap();
+    let r = job("auto");
+    assert!(r.stdout[0].contains("retune source Cached"), "{}", dump(&r));
+    assert_eq!(
+        std::fs::metadata(&cached[0]).unwrap().modified().unwrap(),
+        before
+    );
+    // Corrupt, then stale: a warning, then rebuilt, never a crash.
+    for bad in [
+        "{ not json",
+        r#"{"format":1,"key":"another cluster","hops":[],"packets":[],"seconds":0.0}"#,
+    ] {
+        std::fs::write(&cached[0], bad).unwrap();
+        let r = job("auto");
+        assert!(
+            r.stderr[0].contains("tuning cache not usable"),
+            "{}",
+            dump(&r)
+        );
+        let text = std::fs::read_to_string(&cached[0]).unwrap();
+        assert!(text.contains("novo-g"), "cache not rebuilt: {text}");
+    }
+    // A cache directory that cannot be created: tuned anyway, with a warning.
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::write(&dir, b"a file where the directory should be").unwrap();
+    let r = job("force");
+    assert!(r.stderr[0].contains("tuning not cached"), "{}", dump(&r));
+    let _ = std::fs::remove_file(&dir);
 }

@@ -27,6 +27,15 @@ enum Command {
     /// Predict transfer, best-packet, gather and kernel times with the multilevel
     /// model (MODEL.md); measures nothing.
     Model(shmemplus_cli::model_cli::ModelArgs),
+    /// Run the self-tuning pass (2 PEs on 2 nodes of the profile) and print the measured
+    /// hop costs and the chosen packet sizes; --report also measures each choice.
+    Tune(shmemplus_cli::tune_cli::TuneOptions),
+    /// One PE of a tuning job (started by `tune`, not by hand).
+    #[command(hide = true)]
+    TunePe {
+        #[arg(long)]
+        report: bool,
+    },
     /// One PE of a benchmark job (started by `bench`, not by hand).
     #[command(hide = true)]
     BenchPe(BenchOptions),
@@ -45,6 +54,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Bench(o) => bench::run(o),
         Command::BenchPe(o) => bench::run_pe(o),
+        Command::Tune(o) => shmemplus_cli::tune_cli::run(o),
+        Command::TunePe { report } => shmemplus_cli::tune_cli::run_pe(*report),
         Command::Info { profile } => info(profile.as_deref()),
         // Bad model input is a usage error: exit code 2, like clap's own errors.
         Command::Model(a) => match shmemplus_cli::model_cli::run(a) {

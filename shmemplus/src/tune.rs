@@ -1,0 +1,279 @@
+//! The self-tuning pass (MODEL.md section 5): measure each hop on the running job's
+//! profile and topology, fit its cost as a table of measured points, choose the packet
+//! size of the board-to-board route for each size bucket from the fitted costs with
+//! the k-stage model, and keep the result in a cache file so later runs start at once.
+//!
+//! This module owns the tuning result, its cache file and the choice of packets from
+//! measured costs. It must not charge time or move data itself: `shmem::Shmem::retune`
+//! runs the measurements through the public put/get paths and calls in here.
+
+use crate::model::{best_packet_with, Stages};
+use netsim::Cost;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Transfer sizes at which each hop is measured.
+pub const PROBE_SIZES: [u64; 5] = [4 << 10, 64 << 10, 512 << 10, 2 << 20, 8 << 20];
+/// Size buckets (powers of two) for which a packet size is chosen.
+pub const BUCKETS: [u64; 7] = [
+    512 << 10,
+    1 << 20,
+    2 << 20,
+    4 << 20,
+    8 << 20,
+    16 << 20,
+    32 << 20,
+];
+/// Version of the cache file format (bumped on any change of `Tuning`).
+const FORMAT: u32 = 1;
+
+/// The result of a tuning pass.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tuning {
+    /// Cache file format.
+    pub format: u32,
+    /// What the result is valid for: profile, topology and library version.
+    pub key: String,
+    /// Measured (bytes, seconds) of one transfer on each hop: `net`, `fpga_read`,
+    /// `fpga_write`.
+    pub hops: Vec<(String, Vec<(u64, f64)>)>,
+    /// (size bucket, packet bytes) for the remote board-to-board route; a packet equal
+    /// to the bucket means no packetization.
+    pub packets: Vec<(u64, u64)>,
+    /// Seconds the measurements took.
+    pub seconds: f64,
+}
+
+impl Tuning {
+    /// Builds the result from measured points: fits each hop and picks the packets.
+    pub fn from_measurements(
+        key: String,
+        hops: Vec<(String, Vec<(u64, f64)>)>,
+        seconds: f64,
+    ) -> Tuning {
+        let mut t = Tuning {
+            format: FORMAT,
+            key,
+            hops,
+            packets: Vec::new(),
+            seconds,
+        };
+        let cost = |name: &str| t.cost(name);
+        let (read, net, write) = (cost("fpga_read"), cost("net"), cost("fpga_write"));
+        let time = |c: &Option<Cost>, p: u64| c.as_ref().map_or(0.0, |c| c.time(p));
+        t.packets = BUCKETS
+            .iter()
+            .map(|&d| {
+                let best = best_packet_with(d, Stages::Three, |p| {
+                    vec![time(&read, p), time(&net, p), time(&write, p)]
+                });
+                let p = match best {
+                    Ok((0, _)) | Err(_) => d,
+                    Ok((p, _)) => p,
+                };
+                (d, p)
+            })
+            .collect();
+        t
+    }
+
+    /// The fitted cost of hop `name`: a table of the measured points, made
+    /// non-decreasing in time (a noisy probe never makes a larger transfer cheaper).
+    pub fn cost(&self, name: &str) -> Option<Cost> {
+        let (_, points) = self.hops.iter().find(|(n, _)| n == name)?;
+        let mut fitted: Vec<(u64, f64)> = Vec::with_capacity(points.len());
+        for &(b, t) in points {
+            let floor = fitted.last().map_or(0.0, |&(_, f)| f);
+            if fitted.last().is_none_or(|&(pb, _)| b > pb) && t.is_finite() {
+                fitted.push((b, t.max(floor)));
+            }
+        }
+        let cost = Cost::Table { points: fitted };
+        cost.validate().ok().map(|_| cost)
+    }
+
+    /// The packet size for a transfer of `bytes` on the board-to-board route: the
+    /// choice of the smallest bucket that holds it (the largest bucket beyond).
+    pub fn packet_for(&self, bytes: usize) -> Option<usize> {
+        let b = bytes as u64;
+        self.packets
+            .iter()
+            .find(|&&(d, _)| d >= b)
+            .or(self.packets.last())
+            .map(|&(_, p)| p as usize)
+    }
+}
+
+/// Where tuning results are cached: `SHMEMPLUS_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/shmemplus`, else `$HOME/.cache/shmemplus`.
+pub fn cache_dir() -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    var("SHMEMPLUS_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("shmemplus")))
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache").join("shmemplus")))
+}
+
+/// The cache file of `key` in `dir`.
+pub fn cache_file(dir: &Path, key: &str) -> PathBuf {
+    // A short stable name: FNV-1a of the key (the key itself is inside the file).
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    dir.join(format!("tune-{hash:016x}.json"))
+}
+
+/// Why a cached result was not used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CacheMiss {
+    /// No cache file.
+    Missing,
+    /// The file is not a tuning result (it will be rebuilt).
+    Corrupt(String),
+    /// The file is for another profile, topology, version or format.
+    Stale,
+}
+
+/// Loads the cached result of `key` from `dir`.
+pub fn load(dir: &Path, key: &str) -> Result<Tuning, CacheMiss> {
+    let path = cache_file(dir, key);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(CacheMiss::Missing),
+        Err(e) => return Err(CacheMiss::Corrupt(format!("{}: {e}", path.display()))),
+    };
+    let t: Tuning = serde_json::from_str(&text)
+        .map_err(|e| CacheMiss::Corrupt(format!("{}: {e}", path.display())))?;
+    if t.format != FORMAT || t.key != key {
+        return Err(CacheMiss::Stale);
+    }
+    Ok(t)
+}
+
+/// Stores `t` in `dir` (created if needed), atomically: a temporary file renamed into
+/// place, so concurrent jobs never read half a file.
+pub fn store(dir: &Path, t: &Tuning) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = cache_file(dir, &t.key);
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let text = serde_json::to_string_pretty(t).map_err(|e| e.to_string())?;
+    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(key: &str) -> Tuning {
+        // Hop costs like novo-g's at the probe sizes (seconds).
+        let hops = vec![
+            (
+                "net".to_string(),
+                vec![
+                    (4096, 10.7e-6),
+                    (65536, 52.6e-6),
+                    (524288, 365e-6),
+                    (2 << 20, 1.44e-3),
+                    (8 << 20, 5.73e-3),
+                ],
+            ),
+            (
+                "fpga_read".to_string(),
+                vec![
+                    (4096, 0.9e-3),
+                    (65536, 1.03e-3),
+                    (524288, 1.17e-3),
+                    (2 << 20, 3.0e-3),
+                    (8 << 20, 8.14e-3),
+                ],
+            ),
+            (
+                "fpga_write".to_string(),
+                vec![
+                    (4096, 1.5e-3),
+                    (65536, 2.16e-3),
+                    (524288, 3.01e-3),
+                    (2 << 20, 8.0e-3),
+                    (8 << 20, 26.06e-3),
+                ],
+            ),
+        ];
+        Tuning::from_measurements(key.to_string(), hops, 0.1)
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("shmemplus-tune-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn packets_come_from_the_fitted_costs() {
+        let t = sample("k");
+        // The write hop dominates and its per-byte cost falls with size: packetizing
+        // 32 MiB pays, a 512 KiB transfer does not split below the probes' resolution.
+        let p32 = t.packet_for(32 << 20).unwrap();
+        assert!(p32 < 32 << 20 && p32.is_power_of_two(), "{p32}");
+        assert_eq!(t.packet_for(100 << 20), t.packet_for(32 << 20));
+        assert!(t.cost("net").is_some() && t.cost("nothing").is_none());
+    }
+
+    #[test]
+    fn noisy_points_are_made_monotonic() {
+        let hops = vec![(
+            "net".to_string(),
+            vec![(1000, 2e-6), (2000, 1e-6), (2000, 5e-6), (4000, 3e-6)],
+        )];
+        let t = Tuning::from_measurements("k".into(), hops, 0.0);
+        let c = t.cost("net").unwrap();
+        assert!(c.time(2000) >= c.time(1000) && c.time(4000) >= c.time(2000));
+    }
+
+    #[test]
+    fn cache_round_trip_and_misses() {
+        let dir = temp_dir("roundtrip");
+        assert_eq!(load(&dir, "k"), Err(CacheMiss::Missing));
+        let t = sample("k");
+        let path = store(&dir, &t).unwrap();
+        assert_eq!(load(&dir, "k"), Ok(t.clone()));
+        // Another key does not see it.
+        assert_eq!(load(&dir, "other"), Err(CacheMiss::Missing));
+        // A file for another key at this key's name (hash collision, edited file): stale.
+        let mut other = t.clone();
+        other.key = "different".into();
+        std::fs::write(&path, serde_json::to_string(&other).unwrap()).unwrap();
+        assert_eq!(load(&dir, "k"), Err(CacheMiss::Stale));
+        // An older format: stale.
+        let mut old = t.clone();
+        old.format = 0;
+        std::fs::write(&path, serde_json::to_string(&old).unwrap()).unwrap();
+        assert_eq!(load(&dir, "k"), Err(CacheMiss::Stale));
+        // Garbage: corrupt, and a new store replaces it.
+        std::fs::write(&path, "{ not json").unwrap();
+        assert!(matches!(load(&dir, "k"), Err(CacheMiss::Corrupt(_))));
+        store(&dir, &t).unwrap();
+        assert_eq!(load(&dir, "k"), Ok(t));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn unwritable_cache_directory_is_an_error_not_a_crash() {
+        // A regular file where the directory should be: no directory can be created
+        // there, whoever runs the test (root ignores permission bits, not this).
+        let blocker = temp_dir("blocked");
+        std::fs::write(&blocker, b"not a directory").unwrap();
+        let err = store(&blocker.join("cache"), &sample("k")).unwrap_err();
+        assert!(err.contains("blocked"), "{err}");
+        assert!(matches!(
+            load(&blocker.join("cache"), "k"),
+            Err(CacheMiss::Missing | CacheMiss::Corrupt(_))
+        ));
+        let _ = std::fs::remove_file(&blocker);
+    }
+}
