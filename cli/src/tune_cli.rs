@@ -4,7 +4,6 @@
 //! library's `Shmem::retune`; it must not tune anything itself.
 
 use crate::launcher::{apply_profile, run_job, JobOutcome, JobSpec, OutputMode};
-use shmemplus::model::{pipeline_from_costs, Stages};
 use shmemplus::{Place, TuneMode};
 use std::time::{Duration, Instant};
 
@@ -105,26 +104,20 @@ pub fn run_pe(report: bool) -> Result<(), String> {
         shmem.alloc::<u8>(32 << 20, Place::Fpga(0)).map_err(err)?,
     );
     if me == 0 {
-        println!("remote FPGA -> FPGA put: chosen packet per size, predicted from the measured costs (3 stages)");
+        println!("remote FPGA -> FPGA put: chosen packet per size, predicted from the measured hop times and occupancies");
         let mut head = format!("  {:>8} {:>8} {:>14}", "size", "packet", "predicted MB/s");
         if report {
             head += &format!(" {:>13} {:>8}", "measured MB/s", "error");
         }
         println!("{head}");
-        let costs: Vec<shmemplus::netsim::Cost> = ["fpga_read", "net", "fpga_write"]
-            .iter()
-            .filter_map(|h| t.cost(h))
-            .collect();
-        let refs: Vec<&shmemplus::netsim::Cost> = costs.iter().collect();
         let mut errors = Vec::new();
         for &(size, packet) in &t.packets {
-            let predicted = pipeline_from_costs(size, packet, &refs, Stages::Three)
-                .map_err(|e| e.to_string())?;
+            let predicted_bw = size as f64 / t.predict(size, packet);
             let mut line = format!(
                 "  {:>8} {:>8} {:>14.1}",
                 crate::info::human_bytes(size),
                 crate::info::human_bytes(packet),
-                predicted.bandwidth_bps / 1e6
+                predicted_bw / 1e6
             );
             if report {
                 let n = size as usize;
@@ -136,7 +129,7 @@ pub fn run_pe(report: bool) -> Result<(), String> {
                     samples.push(t0.elapsed().as_secs_f64());
                 }
                 let measured = size as f64 / crate::bench::median(&mut samples) / 1e6;
-                let e = (predicted.bandwidth_bps / 1e6 / measured - 1.0) * 100.0;
+                let e = (predicted_bw / 1e6 / measured - 1.0) * 100.0;
                 errors.push(e.abs());
                 line += &format!(" {measured:>13.1} {e:>+7.1}%");
             }

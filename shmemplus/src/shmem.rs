@@ -161,6 +161,9 @@ struct Inner {
     tuning: Mutex<Option<crate::tune::Tuning>>,
 }
 
+/// One probe transfer of the tuning pass, given a scratch buffer.
+type Probe<'a> = dyn Fn(&mut [u8]) -> Result<()> + 'a;
+
 /// Where the tuning in force came from (see [`Shmem::retune`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TuneSource {
@@ -1279,25 +1282,40 @@ impl Shmem {
             samples.sort_by(f64::total_cmp);
             Ok(samples[1])
         };
-        let mut hops: Vec<(String, Vec<(u64, f64)>)> = ["net", "fpga_read", "fpga_write"]
+        let names = ["net", "fpga_read", "fpga_write"];
+        let mut hops: Vec<(String, Vec<(u64, f64)>)> = names
             .iter()
-            .map(|n| (n.to_string(), Vec::new()))
+            .flat_map(|n| [n.to_string(), format!("{n}/occupancy")])
+            .map(|n| (n, Vec::new()))
             .collect();
         let me = self.my_pe();
+        // Back-to-back transfers per occupancy probe.
+        const WINDOW: usize = 4;
         for &size in &crate::tune::PROBE_SIZES {
             let n = size as usize;
-            let net = median(&mut |b| {
-                self.put(cpu, 0, &b[..n], peer)?;
-                self.quiet()
-            })?;
-            let read = median(&mut |b| self.get(board, 0, &mut b[..n], me))?;
-            let write = median(&mut |b| {
-                self.put(board, 0, &b[..n], me)?;
-                self.quiet()
-            })?;
-            hops[0].1.push((size, net));
-            hops[1].1.push((size, read));
-            hops[2].1.push((size, write));
+            // One transfer alone, then WINDOW back to back: the extra time per
+            // transfer is what holds the hop (its latency overlaps the next one).
+            let ops: [&Probe<'_>; 3] = [
+                &|b| self.put(cpu, 0, &b[..n], peer),
+                // A board read that returns when the read is done: to this PE's CPU.
+                &|_| self.put_from(cpu, 0, board, 0, n, me),
+                &|b| self.put(board, 0, &b[..n], me),
+            ];
+            for (i, op) in ops.iter().enumerate() {
+                let single = median(&mut |b| {
+                    op(b)?;
+                    self.quiet()
+                })?;
+                let window = median(&mut |b| {
+                    for _ in 0..WINDOW {
+                        op(b)?;
+                    }
+                    self.quiet()
+                })?;
+                let occupancy = ((window - single) / (WINDOW - 1) as f64).clamp(0.0, single);
+                hops[2 * i].1.push((size, single));
+                hops[2 * i + 1].1.push((size, occupancy));
+            }
         }
         self.set_packet_policy(before);
         Ok(crate::tune::Tuning::from_measurements(

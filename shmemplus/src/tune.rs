@@ -7,7 +7,6 @@
 //! measured costs. It must not charge time or move data itself: `shmem::Shmem::retune`
 //! runs the measurements through the public put/get paths and calls in here.
 
-use crate::model::{best_packet_with, Stages};
 use netsim::Cost;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -25,7 +24,9 @@ pub const BUCKETS: [u64; 7] = [
     32 << 20,
 ];
 /// Version of the cache file format (bumped on any change of `Tuning`).
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
+/// The hops of the board-to-board route, in order.
+pub const HOPS: [&str; 3] = ["fpga_read", "net", "fpga_write"];
 
 /// The result of a tuning pass.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,8 +35,9 @@ pub struct Tuning {
     pub format: u32,
     /// What the result is valid for: profile, topology and library version.
     pub key: String,
-    /// Measured (bytes, seconds) of one transfer on each hop: `net`, `fpga_read`,
-    /// `fpga_write`.
+    /// Measured (bytes, seconds) on each hop: `net`, `fpga_read`, `fpga_write` for
+    /// one transfer alone, and `<hop>/occupancy` for the time each transfer holds the
+    /// hop when several go back to back (the part that cannot overlap the next one).
     pub hops: Vec<(String, Vec<(u64, f64)>)>,
     /// (size bucket, packet bytes) for the remote board-to-board route; a packet equal
     /// to the bucket means no packetization.
@@ -58,23 +60,46 @@ impl Tuning {
             packets: Vec::new(),
             seconds,
         };
-        let cost = |name: &str| t.cost(name);
-        let (read, net, write) = (cost("fpga_read"), cost("net"), cost("fpga_write"));
-        let time = |c: &Option<Cost>, p: u64| c.as_ref().map_or(0.0, |c| c.time(p));
         t.packets = BUCKETS
             .iter()
             .map(|&d| {
-                let best = best_packet_with(d, Stages::Three, |p| {
-                    vec![time(&read, p), time(&net, p), time(&write, p)]
-                });
-                let p = match best {
-                    Ok((0, _)) | Err(_) => d,
-                    Ok((p, _)) => p,
-                };
-                (d, p)
+                let mut best = (d, t.predict(d, d));
+                let mut p = 4096;
+                while p < d {
+                    let time = t.predict(d, p);
+                    if time < best.1 * 0.999 {
+                        best = (p, time);
+                    }
+                    p *= 2;
+                }
+                (d, best.0)
             })
             .collect();
         t
+    }
+
+    /// The predicted time of a board-to-board transfer of `d` bytes in packets of `p`
+    /// through the three hops, from the measured costs: the first packet pays every
+    /// hop in full, each further one the slowest hop's occupancy (the k-stage form of
+    /// MODEL.md section 3, with occupancy in place of time for the steady state, so a
+    /// latency that overlaps between packets is not counted N times), but no less than
+    /// the window of packets in flight allows.
+    pub fn predict(&self, d: u64, p: u64) -> f64 {
+        let p = p.clamp(1, d.max(1));
+        let n = d.div_ceil(p);
+        let time = |h: &str| self.cost(h).map_or(0.0, |c| c.time(p));
+        let occupancy = |h: &str| {
+            self.cost(&format!("{h}/occupancy"))
+                .map_or_else(|| time(h), |c| c.time(p).min(time(h)))
+        };
+        let fill: f64 = HOPS.iter().map(|h| time(h)).sum();
+        // At most WINDOW packets are in flight: a packet cannot start before the one
+        // WINDOW places earlier is delivered, which bounds the rate by fill / WINDOW.
+        let steady = HOPS
+            .iter()
+            .map(|h| occupancy(h))
+            .fold(fill / crate::emulate::WINDOW as f64, f64::max);
+        fill + (n.saturating_sub(1)) as f64 * steady
     }
 
     /// The fitted cost of hop `name`: a table of the measured points, made
@@ -222,6 +247,35 @@ mod tests {
         assert!(p32 < 32 << 20 && p32.is_power_of_two(), "{p32}");
         assert_eq!(t.packet_for(100 << 20), t.packet_for(32 << 20));
         assert!(t.cost("net").is_some() && t.cost("nothing").is_none());
+    }
+
+    #[test]
+    fn overlapping_latency_favours_smaller_packets() {
+        // The same single-transfer times; in the second tuning most of each write is
+        // latency that overlaps between packets (small occupancy): it must choose
+        // packets no larger than the first, and predict a faster transfer.
+        let plain = sample("k");
+        let mut hops = plain.hops.clone();
+        hops.push((
+            "fpga_write/occupancy".to_string(),
+            vec![
+                (4096, 0.02e-3),
+                (65536, 0.3e-3),
+                (524288, 2.0e-3),
+                (2 << 20, 7.6e-3),
+                (8 << 20, 30e-3),
+            ],
+        ));
+        let overlapped = Tuning::from_measurements("k".into(), hops, 0.0);
+        let d: u64 = 32 << 20;
+        let pp = plain.packet_for(d as usize).unwrap() as u64;
+        let po = overlapped.packet_for(d as usize).unwrap() as u64;
+        assert!(po <= pp, "{po} > {pp}");
+        assert!(overlapped.predict(d, po) <= plain.predict(d, pp));
+        // One packet: the sum of the hops' times.
+        let one = plain.predict(d, d);
+        let sum: f64 = HOPS.iter().map(|h| plain.cost(h).unwrap().time(d)).sum();
+        assert!((one - sum).abs() < 1e-12);
     }
 
     #[test]
