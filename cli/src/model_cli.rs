@@ -51,15 +51,19 @@ pub struct StepSource {
         value_name = "T1,T2,T3",
         value_delimiter = ',',
         allow_negative_numbers = true,
-        required_unless_present = "profile",
-        conflicts_with = "profile"
+        required_unless_present_any = ["profile", "tuning"],
+        conflicts_with_all = ["profile", "tuning"]
     )]
     pub step_ms: Option<Vec<f64>>,
     /// Take the steps from a profile's fpga_read, net and fpga_write costs at the packet
     /// size (the remote FPGA -> FPGA route): native, mu, novo-g or a TOML file. Default
     /// stages with --profile: 3 (the library overlaps all three steps).
-    #[arg(long, value_name = "NAME|PATH")]
+    #[arg(long, value_name = "NAME|PATH", conflicts_with = "tuning")]
     pub profile: Option<String>,
+    /// Take the steps from a tuning result (a cache file written by the self-tuning
+    /// pass, see `shmemplus tune`): the measured fpga_read, net and fpga_write costs.
+    #[arg(long, value_name = "FILE")]
+    pub tuning: Option<std::path::PathBuf>,
     /// Pipeline form: 2 = SHMEM+ 4-15 (steps 1 and 2 back to back, overlapping step 3),
     /// 3 = k-stage form (every step overlapped). Default: 2 with --step-ms, 3 with
     /// --profile.
@@ -206,6 +210,22 @@ enum Steps {
 
 impl Steps {
     fn resolve(src: &StepSource) -> Result<(Steps, Stages), String> {
+        if let Some(path) = &src.tuning {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--tuning {}: {e}", path.display()))?;
+            let t: shmemplus::tune::Tuning = serde_json::from_str(&text)
+                .map_err(|e| format!("--tuning {}: not a tuning result: {e}", path.display()))?;
+            let steps = Steps::Profile {
+                name: format!("the tuning of {}", t.key),
+                costs: [t.cost("fpga_read"), t.cost("net"), t.cost("fpga_write")],
+            };
+            let stages = if src.stages == Some(2) {
+                Stages::Two
+            } else {
+                Stages::Three
+            };
+            return Ok((steps, stages));
+        }
         let steps = match (&src.step_ms, &src.profile) {
             (Some(ms), None) => {
                 if let Some(bad) = ms.iter().find(|t| !(t.is_finite() && **t >= 0.0)) {
@@ -664,6 +684,49 @@ mod tests {
         let v = json("pipeline --size 1MiB --packet 4MiB --step-ms 1,2,3");
         assert_eq!(v["packets"], 1);
         assert!((num(&v, "time_ms") - 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn steps_from_a_tuning_result() {
+        let points = |scale: f64| -> Vec<(u64, f64)> {
+            [
+                (4096u64, 1e-4),
+                (65536, 2e-4),
+                (524288, 1e-3),
+                (2 << 20, 4e-3),
+                (8 << 20, 16e-3),
+            ]
+            .iter()
+            .map(|&(b, t)| (b, t * scale))
+            .collect()
+        };
+        let hops = vec![
+            ("fpga_read".to_string(), points(1.0)),
+            ("net".to_string(), points(0.5)),
+            ("fpga_write".to_string(), points(2.0)),
+        ];
+        let t = shmemplus::tune::Tuning::from_measurements("test".into(), hops, 0.0);
+        let path = std::env::temp_dir().join(format!(
+            "shmemplus-model-tuning-{}.json",
+            std::process::id()
+        ));
+        std::fs::write(&path, serde_json::to_string(&t).unwrap()).unwrap();
+        let v = json(&format!(
+            "best-packet --size 32MiB --tuning {} --json",
+            path.display()
+        ));
+        let best = num(&v, "best_packet_bytes") as u64;
+        assert!(best == 0 || best.is_power_of_two(), "{v}");
+        assert_eq!(v["route"], "fpga-fpga-remote");
+        std::fs::write(&path, "not json").unwrap();
+        let e = err(&format!(
+            "pipeline --size 1MiB --packet 64KiB --tuning {}",
+            path.display()
+        ));
+        assert!(e.contains("not a tuning result"), "{e}");
+        let _ = std::fs::remove_file(&path);
+        let e = err("pipeline --size 1MiB --packet 64KiB --tuning /nonexistent/tuning.json");
+        assert!(e.contains("/nonexistent/tuning.json"), "{e}");
     }
 
     #[test]
