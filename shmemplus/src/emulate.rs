@@ -66,7 +66,7 @@ pub enum Hop {
     },
 }
 
-/// Packets of one transfer in flight at most (see `Emulation::put_packets`).
+/// Packets of one transfer in flight at most (see `Emulation::transfer_packets`).
 pub const WINDOW: usize = 4;
 
 /// Private timelines per resource kind for `modeled_packets` (boards of a node x 2).
@@ -216,38 +216,30 @@ impl Emulation {
         }
     }
 
-    /// A packetized put (see `charge_packets_on`): records the delivery for `quiet`
-    /// and waits until the last packet has left its source.
-    pub fn put_packets(
+    /// A packetized transfer (see `charge_packets_on`) with the waiting its operation
+    /// needs: a put records the delivery for `quiet` and waits until the last packet
+    /// has left its source; a get waits until the last packet is delivered.
+    pub fn transfer_packets(
         &self,
+        op: RmaOp,
         bytes: usize,
         packet: usize,
         start_ns: u64,
         hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
     ) {
         let line = |r| self.timeline(r);
-        if let Some((injected, delivered)) =
+        let Some((injected, delivered)) =
             self.charge_packets_on(bytes, packet, start_ns, hops_of, &line)
-        {
-            self.undelivered_until
-                .fetch_max(delivered, Ordering::AcqRel);
-            netsim::wait_until(injected);
-        }
-    }
-
-    /// A packetized blocking transfer (a get): waits until the last packet is delivered.
-    pub fn blocking_packets(
-        &self,
-        bytes: usize,
-        packet: usize,
-        start_ns: u64,
-        hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
-    ) {
-        let line = |r| self.timeline(r);
-        if let Some((_, delivered)) =
-            self.charge_packets_on(bytes, packet, start_ns, hops_of, &line)
-        {
-            netsim::wait_until(delivered);
+        else {
+            return;
+        };
+        match op {
+            RmaOp::Put => {
+                self.undelivered_until
+                    .fetch_max(delivered, Ordering::AcqRel);
+                netsim::wait_until(injected);
+            }
+            RmaOp::Get => netsim::wait_until(delivered),
         }
     }
 

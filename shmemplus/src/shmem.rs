@@ -1070,10 +1070,7 @@ impl Shmem {
             .unwrap_or_default()
         };
         let packet = self.packet_size(op, local.map(|l| l.0), (pe, place), bytes, &mut hops_of);
-        match op {
-            RmaOp::Put => emu.put_packets(bytes, packet, start, &mut hops_of),
-            RmaOp::Get => emu.blocking_packets(bytes, packet, start, &mut hops_of),
-        }
+        emu.transfer_packets(op, bytes, packet, start, &mut hops_of);
     }
 
     /// The packet size for a transfer of `bytes` on a route (`bytes` = one packet).
