@@ -49,6 +49,9 @@ pub const H_FPGA_PUT: u16 = 5;
 /// Built-in handler (module `fpga`): reply with `args[1]` bytes DMA-read from board
 /// `args[2]` at offset `args[0]`.
 pub const H_FPGA_GET: u16 = 6;
+/// Built-in handler (module `atomic`): apply an atomic operation to a word of this
+/// PE's CPU heap or boards; arguments in `atomic::am_args`.
+pub const H_ATOMIC: u16 = 7;
 /// First handler id of user handlers; user id `u` is table slot `USER_BASE + u`.
 pub const USER_BASE: u16 = 16;
 /// Number of user handler ids (`0..USER_HANDLERS`).
@@ -430,6 +433,28 @@ impl AmEngine {
         self.finish(to, token, &p)
     }
 
+    /// Sends a request with `args` to built-in `handler` on PE `to` and waits for the
+    /// reply payload.
+    pub(crate) fn call(
+        &self,
+        to: usize,
+        handler: u16,
+        args: [u64; 4],
+        payload: &[u8],
+    ) -> Result<Vec<u8>, Error> {
+        let (token, p) = self.new_pending(None);
+        self.send(to, false, AmHeader::request(handler, token, args), payload);
+        self.finish(to, token, &p)
+    }
+
+    /// Sends a request with `args` to built-in `handler` on PE `to` without waiting:
+    /// like a put, it is completed (and its failure reported) by `quiet`.
+    pub(crate) fn post(&self, to: usize, handler: u16, args: [u64; 4], payload: &[u8]) {
+        self.send(to, false, AmHeader::request(handler, 0, args), payload);
+        self.unflushed[to].store(true, Ordering::Release);
+        self.any_unflushed.store(true, Ordering::Release);
+    }
+
     /// Puts `src` at heap offset `offset` of PE `to` through AMs. Returns when `src`
     /// may be reused; completion at the target is `quiet`'s business.
     pub fn put(&self, to: usize, offset: usize, src: &[u8]) {
@@ -694,6 +719,10 @@ impl AmEngine {
         };
         while !self.shutdown.load(Ordering::Acquire) {
             let a = self.serve_requests();
+            if a {
+                // Served puts and atomics may be what a user thread here waits for.
+                notify(&self.segs.mine().control().user_signal);
+            }
             let b = self.pump_replies();
             if !(a || b) {
                 idle.wait(
@@ -721,7 +750,7 @@ impl AmEngine {
     }
 
     /// The heap range `[offset, offset + len)` of this PE, if it is in bounds.
-    fn heap_range(&self, offset: u64, len: usize) -> Result<*mut u8, String> {
+    pub(crate) fn heap_range(&self, offset: u64, len: usize) -> Result<*mut u8, String> {
         let seg = self.segs.mine();
         let heap = seg.heap_bytes() as u64;
         match offset.checked_add(len as u64) {

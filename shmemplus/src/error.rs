@@ -127,6 +127,26 @@ pub enum Error {
     /// An argument outside what the call accepts.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+
+    /// The team was destroyed (or belongs to another `init`).
+    #[error("the team was destroyed or does not belong to this job")]
+    InvalidTeam,
+
+    /// Every team slot is in use on some PE of the parent team.
+    #[error("no free team slot: at most {max} teams per PE (world and shared included); destroy teams you no longer need")]
+    TeamsExhausted {
+        /// Teams a PE can belong to at once.
+        max: usize,
+    },
+
+    /// The element type does not support the reduction (a bitwise one on floats).
+    #[error("reduction {op} is not defined on {ty}")]
+    UnsupportedReduction {
+        /// The reduction.
+        op: &'static str,
+        /// The element type.
+        ty: &'static str,
+    },
 }
 
 impl Error {

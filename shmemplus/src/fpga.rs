@@ -17,6 +17,9 @@ use std::sync::Arc;
 pub struct Boards {
     boards: Vec<Board>,
     partition_bytes: u64,
+    /// Serialises atomics on this PE's partitions (the progress thread serving other
+    /// PEs and this PE's own user threads), as one board's atomic unit would.
+    atomics: std::sync::Mutex<()>,
 }
 
 impl Boards {
@@ -52,6 +55,7 @@ impl Boards {
         Ok(Boards {
             boards,
             partition_bytes,
+            atomics: std::sync::Mutex::new(()),
         })
     }
 
@@ -77,6 +81,12 @@ impl Boards {
                     boards: self.count(),
                 }
             })
+    }
+
+    /// Holds this PE's board atomic unit: read-modify-writes under it are atomic with
+    /// respect to each other.
+    pub fn atomic_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.atomics.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Bytes of board memory backed by RAM now, over all boards.

@@ -21,6 +21,7 @@
 //! an active message served by the target's progress thread).
 
 mod am;
+mod atomic;
 mod bootstrap;
 pub mod config;
 mod copy;
@@ -30,18 +31,23 @@ mod fpga;
 mod heap;
 pub mod launch;
 pub mod model;
+mod reduce;
 mod segment;
 mod shmem;
 mod sync;
+mod team;
 mod topology;
 pub mod tune;
 
+pub use atomic::{AtomicInt, Cmp, SignalOp};
 pub use config::{Conduit, Config, PacketPolicy, TuneMode};
 pub use emulate::RmaOp;
 pub use error::{Error, Result};
 pub use fpga_mock;
 pub use netsim;
+pub use reduce::{ReduceOp, Reducible};
 pub use shmem::{init, Place, Shmem, SymVec, TuneSource};
+pub use team::Team;
 pub use topology::Topology;
 
 /// The README's code examples, compiled and run as doc tests so that they stay true.

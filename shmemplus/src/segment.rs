@@ -26,10 +26,15 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// Magic number at the start of every segment ("SHMEM+\0\1").
 const MAGIC: u64 = 0x5348_4d45_4d2b_0001;
 /// Version of the layout below; bumped on any change.
-const LAYOUT_VERSION: u32 = 3;
+const LAYOUT_VERSION: u32 = 4;
 const PAGE: usize = 4096;
-/// Barrier rounds supported: a dissemination barrier over n PEs takes ceil(log2 n).
-pub const MAX_BARRIER_ROUNDS: usize = 32;
+/// Barrier rounds supported: a dissemination barrier over g node groups takes
+/// ceil(log2 g) rounds, so 16 rounds cover 65536 nodes.
+pub const MAX_BARRIER_ROUNDS: usize = 16;
+/// Teams a PE can belong to at once (world and shared included), as OpenSHMEM's
+/// `_SHMEM_TEAMS_MAX`-style fixed pool: each has synchronisation words in every
+/// member's control block.
+pub const MAX_TEAMS: usize = 32;
 /// Boards per node the control block has DMA timelines for.
 pub const MAX_BOARDS: usize = 16;
 
@@ -79,9 +84,9 @@ pub struct Control {
     pub progress_signal: Padded<SignalWord>,
     /// Woken when a ring this PE produces into gets free space.
     pub space_signal: Padded<SignalWord>,
-    /// Dissemination barrier: flag of round k, written by PE (me - 2^k) mod n with the
-    /// barrier epoch.
-    pub barrier_flags: [Padded<AtomicU64>; MAX_BARRIER_ROUNDS],
+    /// Synchronisation words of each team slot this PE may be a member of (slot 0 is
+    /// the world team, slot 1 the node's shared team).
+    pub teams: [TeamSync; MAX_TEAMS],
     /// Two slots (by collective sequence parity) describing this PE's current
     /// collective call, for the symmetry check.
     pub coll: [Padded<CollRecord>; 2],
@@ -95,6 +100,28 @@ pub struct Control {
     pub dma_read: [Padded<AtomicU64>; MAX_BOARDS],
     /// Emulated DMA write channel (host -> board) of each board of this PE's node.
     pub dma_write: [Padded<AtomicU64>; MAX_BOARDS],
+}
+
+/// The words one team slot needs in a member's control block. Which words of which
+/// member are used is `team`'s business; all only grow (epochs and counts), so they
+/// never need a reset between uses of a slot by successive teams.
+#[repr(C)]
+#[derive(Default)]
+pub struct TeamSync {
+    /// Dissemination rounds between node groups (group leaders' copies): flag of round
+    /// k holds the epoch of the last barrier in which group (g - 2^k) signalled.
+    pub rounds: [Padded<AtomicU64>; MAX_BARRIER_ROUNDS],
+    /// Group leader's copy: arrivals of the group's members, over all barriers.
+    pub arrived: Padded<AtomicU64>,
+    /// Group leader's copy: epoch of the last barrier the group was released from.
+    pub released: Padded<AtomicU64>,
+    /// Group leader's copy: where the group's waiters sleep.
+    pub signal: Padded<SignalWord>,
+    /// Collective data arrivals at this member (signals of broadcast, collect, ...).
+    pub arrivals: Padded<AtomicU64>,
+    /// Two words this member publishes to the others (by collective parity), e.g. its
+    /// element count in `collect` or its free team slots in a split.
+    pub scratch: [Padded<AtomicU64>; 2],
 }
 
 /// Producer and consumer positions of one ring, on separate lines.
@@ -422,8 +449,8 @@ mod tests {
         unsafe { a.heap_base().write(42) };
         // SAFETY: as above.
         assert_eq!(unsafe { b.heap_base().read() }, 42);
-        a.control().barrier_flags[3].store(7, Ordering::Release);
-        assert_eq!(b.control().barrier_flags[3].load(Ordering::Acquire), 7);
+        a.control().teams[3].arrivals.store(7, Ordering::Release);
+        assert_eq!(b.control().teams[3].arrivals.load(Ordering::Acquire), 7);
         assert!(
             Segment::open(&name, 0, layout).is_err(),
             "wrong PE must be refused"

@@ -58,7 +58,10 @@ impl WaitPolicy {
             }
         } else {
             WaitPolicy {
-                spin: Duration::from_micros(2),
+                // Each poll that finds nothing should hand the core over at once: on
+                // a 2-core VM a switch costs ~2 us, and a 2 us spin per wake-up made
+                // an 8-PE barrier twice as slow (32 us against 14 us).
+                spin: Duration::ZERO,
                 yield_for: Duration::from_micros(500),
             }
         }

@@ -18,6 +18,10 @@
 //!   PE sees every put issued by any PE before the barrier.
 //! - A blocking `get` returns with the data.
 
+mod atomics;
+mod collectives;
+mod teams;
+
 use crate::am::{AmEngine, H_ECHO, H_FPGA_GET, H_FPGA_PUT, USER_BASE};
 use crate::bootstrap::{self, BootstrapConn, LaunchEnv, PeHello};
 use crate::config::{Conduit, Config, PacketPolicy};
@@ -26,7 +30,8 @@ use crate::error::{Error, Result};
 use crate::fpga::Boards;
 use crate::heap::HeapAllocator;
 use crate::segment::{JobSegments, Layout, Segment};
-use crate::sync::{dissemination_barrier, WaitPolicy};
+use crate::sync::WaitPolicy;
+use crate::team::TeamInner;
 use crate::topology::Topology;
 use bytemuck::Pod;
 use std::fmt;
@@ -123,8 +128,6 @@ const COLL_FREE: u64 = 2;
 struct Collectives {
     /// Number of symmetry-checked collectives so far.
     seq: u64,
-    /// Barrier epoch (every barrier, internal or not, increments it).
-    epoch: u64,
     /// One symmetric heap per place: index 0 is `Cpu`, 1 + b is `Fpga(b)`.
     heaps: Vec<PlaceHeap>,
     bootstrap: Option<BootstrapConn>,
@@ -159,6 +162,19 @@ struct Inner {
     packet_cache: Mutex<std::collections::HashMap<PacketKey, usize>>,
     /// The result of the last self-tuning pass, if any.
     tuning: Mutex<Option<crate::tune::Tuning>>,
+    /// The world team (slot 0): `barrier_all` and the allocation collectives use it.
+    world: Arc<TeamInner>,
+    /// The PEs of this node (slot 1).
+    shared: Arc<TeamInner>,
+    /// Team slots in use by this PE (bit i = slot i).
+    team_slots: Mutex<u64>,
+    /// Highest barrier epoch this PE used in any team: a new team starts above every
+    /// member's, so stale flags in a reused slot never satisfy its barriers.
+    epoch_high: std::sync::atomic::AtomicU64,
+    /// Per PE: this PE stored into its CPU heap since the last wake-up (see `wake`).
+    wake_pending: Vec<AtomicBool>,
+    /// Some entry of `wake_pending` may be set.
+    any_wake_pending: AtomicBool,
 }
 
 /// One probe transfer of the tuning pass, given a scratch buffer.
@@ -251,6 +267,7 @@ pub fn init() -> Result<Shmem> {
         t.dma_align,
     )?);
     boards.register_handlers(&am);
+    crate::atomic::register_handler(&am, boards.clone());
     let progress = am.start()?;
     // Tags this handle's objects; only needs to differ from other handles' tags.
     let job = std::time::SystemTime::now()
@@ -267,9 +284,33 @@ pub fn init() -> Result<Shmem> {
             am,
             segs,
             finalized: AtomicBool::new(false),
+            world: Arc::new(TeamInner::new(
+                job,
+                (0, 1, topology.n_pes),
+                me,
+                0,
+                |pe| topology.node_of(pe),
+                (0, 0),
+            )),
+            shared: {
+                let ppn = topology.pes_per_node;
+                let start = topology.node_of(me) * ppn;
+                let size = ppn.min(topology.n_pes - start);
+                Arc::new(TeamInner::new(
+                    job,
+                    (start, 1, size),
+                    me,
+                    1,
+                    |pe| topology.node_of(pe),
+                    (0, 0),
+                ))
+            },
+            team_slots: Mutex::new(0b11),
+            epoch_high: std::sync::atomic::AtomicU64::new(0),
+            wake_pending: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            any_wake_pending: AtomicBool::new(false),
             coll: Mutex::new(Collectives {
                 seq: 0,
-                epoch: 0,
                 heaps: std::iter::once(config.symmetric_size)
                     .chain((0..boards.count()).map(|_| boards.partition_bytes() as usize))
                     .map(|size| PlaceHeap {
@@ -790,8 +831,8 @@ impl Shmem {
         self.live()?.barrier_all()
     }
 
-    fn barrier_locked(&self, coll: &mut Collectives) {
-        self.inner.barrier_locked(coll)
+    fn barrier_locked(&self, _coll: &mut Collectives) {
+        self.inner.world_barrier()
     }
 
     // ---------------------------------------------------------------- RMA
@@ -904,6 +945,33 @@ impl Shmem {
     ) -> Result<()> {
         let start = self.inner.emulation.as_ref().map(|_| netsim::now_ns());
         let (target, remote_place, remote_offset) = remote;
+        let inner = &self.inner;
+        if (place, remote_place, inner.config.conduit) == (Place::Cpu, Place::Cpu, Conduit::Shm) {
+            // Both ends are mapped CPU heaps: one copy, no staging.
+            let mine = inner.segs.mine().heap_base();
+            let theirs = inner.segs.segs[target].heap_base();
+            // SAFETY: both ranges were checked against their objects by the caller, so
+            // they lie inside mapped heaps. They can only overlap when the target is
+            // this PE, and `ptr::copy` (memmove) is used then.
+            unsafe {
+                let (from, to) = match op {
+                    RmaOp::Put => (mine.add(offset), theirs.add(remote_offset)),
+                    RmaOp::Get => (theirs.add(remote_offset), mine.add(offset)),
+                };
+                if target == inner.segs.me {
+                    std::ptr::copy(from, to, bytes);
+                } else {
+                    crate::copy::copy_bytes(from, to, bytes);
+                }
+            }
+            if op == RmaOp::Put {
+                inner.wake_later(target);
+            }
+            if let Some(start) = start {
+                self.emulate(op, Some((place, offset)), remote, bytes, start);
+            }
+            return Ok(());
+        }
         let mut stage = vec![0u8; bytes.min(STAGE_BYTES)];
         for at in (0..bytes).step_by(STAGE_BYTES) {
             let piece = &mut stage[..STAGE_BYTES.min(bytes - at)];
@@ -947,6 +1015,7 @@ impl Shmem {
                             src.len(),
                         )
                     };
+                    inner.wake_later(target);
                     Ok(())
                 }
                 Conduit::Am => {
@@ -1437,6 +1506,7 @@ impl Shmem {
             // boards travel as AMs, which a later store could overtake: complete them.
             Conduit::Shm => {
                 fence(Ordering::Release);
+                inner.flush_wakes();
                 inner.am.quiet()?;
             }
             // AMs from one PE to another are served in order (one FIFO ring per pair).
@@ -1636,6 +1706,7 @@ impl Shmem {
 impl Inner {
     fn quiet(&self) -> Result<()> {
         fence(Ordering::SeqCst);
+        self.flush_wakes();
         // AM puts: every put with the am conduit, and puts to other PEs' boards.
         self.am.quiet()?;
         if let Some(emu) = &self.emulation {
@@ -1646,22 +1717,26 @@ impl Inner {
 
     fn barrier_all(&self) -> Result<()> {
         self.quiet()?;
-        let mut coll = self.coll.lock().unwrap_or_else(|e| e.into_inner());
-        self.barrier_locked(&mut coll);
+        let _coll = self.coll.lock().unwrap_or_else(|e| e.into_inner());
+        self.world_barrier();
         Ok(())
     }
 
-    fn barrier_locked(&self, coll: &mut Collectives) {
-        coll.epoch += 1;
-        let segs = &self.segs;
-        dissemination_barrier(
-            segs.me,
-            segs.n(),
-            coll.epoch,
-            |pe| {
-                let c = segs.segs[pe].control();
-                (&c.barrier_flags[..], &c.user_signal.0)
-            },
+    /// A barrier of the world team (no quiet).
+    fn world_barrier(&self) {
+        let mut state = self.world.lock();
+        self.team_barrier(&self.world, &mut state);
+    }
+
+    /// The next barrier of `team` (no quiet); the caller holds the team's counters.
+    fn team_barrier(&self, team: &TeamInner, state: &mut crate::team::TeamState) {
+        state.epoch += 1;
+        self.epoch_high.fetch_max(state.epoch, Ordering::Relaxed);
+        self.flush_wakes();
+        crate::team::barrier(
+            team,
+            state.epoch,
+            &self.segs,
             &self.policy,
             || self.am.pump_replies(),
             |to| {
@@ -1670,6 +1745,32 @@ impl Inner {
                 }
             },
         );
+    }
+
+    /// Notes that this PE stored into PE `to`'s CPU heap, so that `to` is woken if
+    /// it sleeps in a wait (done lazily by `flush_wakes`: a put stays a plain copy).
+    #[inline]
+    fn wake_later(&self, to: usize) {
+        if !self.wake_pending[to].load(Ordering::Relaxed) {
+            self.wake_pending[to].store(true, Ordering::Relaxed);
+            self.any_wake_pending.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Wakes the PEs this PE stored into since the last call, if they sleep. Runs in
+    /// `quiet`, `fence`, barriers and before this PE waits, so a PE asleep in
+    /// `wait_until` learns of a put promptly (and within one sleep slice at worst).
+    fn flush_wakes(&self) {
+        if !self.any_wake_pending.load(Ordering::Relaxed) {
+            return;
+        }
+        self.any_wake_pending.store(false, Ordering::Relaxed);
+        for (pe, pending) in self.wake_pending.iter().enumerate() {
+            if pending.load(Ordering::Relaxed) {
+                pending.store(false, Ordering::Relaxed);
+                crate::sync::notify(&self.segs.segs[pe].control().user_signal);
+            }
+        }
     }
 
     fn shutdown(&self) {
