@@ -3,9 +3,12 @@
 //!
 //! An SPMD program runs as N processes (PEs) started by `shmemrun`. Each PE allocates
 //! *symmetric objects* collectively and reads and writes any PE's copy with one-sided
-//! `put`/`get`; `quiet`, `fence` and `barrier_all` order and complete them. Today the
-//! address space holds each PE's CPU heap; FPGA board memory ([`Place::Fpga`]) arrives
-//! with the boards.
+//! `put`/`get`; `quiet`, `fence` and `barrier_all` order and complete them. The address
+//! space holds each PE's CPU heap and its partition of its node's FPGA boards
+//! ([`Place::Fpga`]). Beyond RMA the OpenSHMEM 1.5 core is here: atomics
+//! ([`Shmem::atomic_fetch_add`] and friends), point-to-point synchronisation
+//! ([`Shmem::wait_until`], [`Shmem::put_signal`]), teams ([`Team`]), collectives over
+//! teams ([`Shmem::broadcast`], [`Shmem::reduce`], ...) and locks ([`Shmem::set_lock`]).
 //!
 //! ```
 //! let shmem = shmemplus::init()?;            // a one-PE job without a launcher
