@@ -38,11 +38,14 @@ pub struct BenchOptions {
     /// What to measure: any of rma, barrier, am, contention, packet-sweep (comma
     /// separated). `contention`: every PE but 0 puts 8 MiB to PE 0 at once, against one
     /// alone. `packet-sweep`: remote FPGA -> FPGA puts of 4-32 MiB with no
-    /// packetization, every packet size, and the tuned (auto) one.
-    #[arg(long, default_value = "rma,barrier,am", value_delimiter = ',')]
+    /// packetization, every packet size, and the tuned (auto) one. Default:
+    /// rma,barrier,am; none when `--routes` names only route groups.
+    #[arg(long, value_delimiter = ',')]
     pub ops: Vec<String>,
     /// Routes for `rma`: cpu-cpu, cpu-fpga-local, cpu-fpga-remote, fpga-fpga-local,
-    /// fpga-fpga-remote, or all.
+    /// fpga-fpga-remote; and the route groups `atomics` (atomic latencies on the CPU
+    /// heap) and `collectives` (barrier, broadcast, fcollect, alltoall over the world
+    /// team), which run whatever `--ops` says; `all` is every route and both groups.
     #[arg(long, default_value = "cpu-cpu", value_delimiter = ',')]
     pub routes: Vec<String>,
     /// Cluster profile to emulate (native, mu, novo-g or a TOML file); default: the
@@ -113,9 +116,7 @@ pub fn run(opts: &BenchOptions) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
     let mut args: Vec<OsString> = vec!["bench-pe".into()];
     args.extend(forward_args(opts).into_iter().map(OsString::from));
-    for r in opts.routes.iter().filter(|r| *r != "all") {
-        Route::parse(r)?;
-    }
+    let selection = RouteSelection::parse(&opts.routes)?;
     let mut spec = JobSpec::new(opts.n_pes, exe);
     spec.args = args;
     spec.nodes = opts.nodes;
@@ -131,9 +132,13 @@ pub fn run(opts: &BenchOptions) -> Result<(), String> {
     spec.output = OutputMode::Inherit;
     spec.handle_signals = true;
     spec.timeout = Some(Duration::from_secs(1800));
-    // Heap: the destination object of max_size (and the contention targets), plus slack.
-    let heap = (opts.max_size.next_power_of_two().max(1 << 20) * 2)
+    // Heap: the destination object of max_size (and the contention targets, and the
+    // collectives' source and destination), plus slack.
+    let mut heap = (opts.max_size.next_power_of_two().max(1 << 20) * 2)
         .max((opts.n_pes as usize + 1) * CONTENTION_BYTES);
+    if selection.collectives {
+        heap = heap.max(2 * opts.n_pes as usize * COLLECTIVE_BLOCKS[3] + (1 << 20));
+    }
     spec.env
         .push(("SHMEM_SYMMETRIC_SIZE".into(), heap.to_string().into()));
     spec.env
@@ -149,13 +154,15 @@ fn forward_args(o: &BenchOptions) -> Vec<String> {
     let mut a = vec![
         format!("--np={}", o.n_pes),
         format!("--conduit={}", o.conduit),
-        format!("--ops={}", o.ops.join(",")),
         format!("--min-size={}", o.min_size),
         format!("--max-size={}", o.max_size),
         format!("--misalign={}", o.misalign),
         format!("--reps={}", o.reps),
         format!("--routes={}", o.routes.join(",")),
     ];
+    if !o.ops.is_empty() {
+        a.push(format!("--ops={}", o.ops.join(",")));
+    }
     if let Some(p) = &o.plot {
         a.push(format!("--plot={}", p.display()));
     }
@@ -289,17 +296,12 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
             packet_bytes: None,
         }
     };
-    let has = |k: &str| opts.ops.iter().any(|o| o == k);
+    let selection = RouteSelection::parse(&opts.routes)?;
+    let ops = selection.ops(&opts.ops);
+    let has = |k: &str| ops.iter().any(|o| o == k);
 
-    if has("rma") && n >= 2 {
-        let routes: Vec<Route> = if opts.routes.iter().any(|r| r == "all") {
-            Route::ALL.to_vec()
-        } else {
-            opts.routes
-                .iter()
-                .map(|r| Route::parse(r))
-                .collect::<Result<_, _>>()?
-        };
+    if has("rma") && n >= 2 && !selection.rma.is_empty() {
+        let routes = selection.rma.clone();
         let max = opts.max_size;
         let needs_boards = routes.iter().any(|r| r.needs_boards());
         if needs_boards && shmem.fpgas() == 0 {
@@ -371,6 +373,14 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
             ));
         }
         shmem.barrier_all().map_err(err)?;
+    }
+
+    if selection.atomics {
+        records.extend(atomics(&shmem, opts, reps, &record)?);
+    }
+
+    if selection.collectives {
+        records.extend(collectives(&shmem, opts, reps, &record)?);
     }
 
     if has("packet-sweep") && n >= 2 {
@@ -585,6 +595,455 @@ fn contention(
     Ok(out)
 }
 
+/// Per-PE block sizes of the collectives (`--quick`: the 8 B and 64 KiB ones).
+const COLLECTIVE_BLOCKS: [usize; 4] = [8, 1 << 10, 64 << 10, 1 << 20];
+
+/// The collectives' block sizes for a run.
+fn collective_blocks(quick: bool) -> Vec<usize> {
+    if quick {
+        vec![COLLECTIVE_BLOCKS[0], COLLECTIVE_BLOCKS[2]]
+    } else {
+        COLLECTIVE_BLOCKS.to_vec()
+    }
+}
+
+/// Calls of a collective per timed repetition: a few for small blocks, so the figure is
+/// less the skew of leaving the barrier before it; one for large ones.
+fn collective_batch(bytes: usize) -> usize {
+    if bytes <= 1 << 10 {
+        10
+    } else {
+        1
+    }
+}
+
+/// The machine the job runs on, for report headers: PEs, cores, and a warning when the
+/// PEs outnumber the cores.
+fn machine_context(n_pes: u32, cores: usize) -> String {
+    let mut s = format!("{n_pes} PEs on {cores} cores (available_parallelism)");
+    if n_pes as usize > cores {
+        s += &format!(
+            "; {n_pes} PEs > {cores} cores: the PEs take turns on the cores, so any figure \
+             where a PE waits for another measures the OS scheduler more than the library"
+        );
+    }
+    s
+}
+
+/// Cores this process may run on.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |c| c.get())
+}
+
+/// Median times of an operation every PE runs at once.
+struct Together {
+    /// This PE's own time per call.
+    own: f64,
+    /// Per repetition the slowest PE's time per call (max-reduced over the PEs).
+    slowest: f64,
+}
+
+/// Every PE calls this together: one untimed batch, then `reps` times a `barrier_all`
+/// and a timed batch of `batch` calls of `op`; each repetition's time per call is
+/// max-reduced over the PEs (with `reduce` on `times`, two one-element f64 objects).
+fn time_together(
+    shmem: &shmemplus::Shmem,
+    times: (&shmemplus::SymVec<f64>, &shmemplus::SymVec<f64>),
+    reps: usize,
+    batch: usize,
+    mut op: impl FnMut() -> shmemplus::Result<()>,
+) -> shmemplus::Result<Together> {
+    let team = shmem.team_world();
+    let (src, dst) = times;
+    shmem.barrier_all()?;
+    for _ in 0..batch {
+        op()?;
+    }
+    let (mut own, mut slowest) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
+    for _ in 0..reps {
+        shmem.barrier_all()?;
+        let t = Instant::now();
+        for _ in 0..batch {
+            op()?;
+        }
+        let secs = t.elapsed().as_secs_f64() / batch as f64;
+        own.push(secs);
+        shmem.local_write(src, 0, &[secs])?;
+        shmem.reduce(&team, dst, src, 1, shmemplus::ReduceOp::Max)?;
+        slowest.push(shmem.local_read_one(dst, 0)?);
+    }
+    Ok(Together {
+        own: median(&mut own),
+        slowest: median(&mut slowest),
+    })
+}
+
+/// Atomic latencies on a u64 in the CPU heap: PE 0 alone to PE 1 (to itself in a
+/// one-PE job) for fetch_add, compare_swap, add + quiet and fetch; every PE at once
+/// on PE 0's counter (PE 0's time); and every PE at once on its right neighbour's
+/// counter (the slowest PE's time, the OSHMEM comparison's pattern). Checks the
+/// counters afterwards.
+fn atomics(
+    shmem: &shmemplus::Shmem,
+    opts: &BenchOptions,
+    reps: usize,
+    record: &RecordFn<'_>,
+) -> Result<Vec<Record>, String> {
+    let err = |e: shmemplus::Error| e.to_string();
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let target = if n >= 2 { 1 } else { 0 };
+    let batch = if opts.quick { 1000 } else { 10_000 };
+    let word = shmem.alloc::<u64>(1, Place::Cpu).map_err(err)?;
+    let hot = shmem.alloc::<u64>(1, Place::Cpu).map_err(err)?;
+    let ring = shmem.alloc::<u64>(1, Place::Cpu).map_err(err)?;
+    let times = (
+        shmem.alloc::<f64>(1, Place::Cpu).map_err(err)?,
+        shmem.alloc::<f64>(1, Place::Cpu).map_err(err)?,
+    );
+    shmem.barrier_all().map_err(err)?;
+    let mut out = Vec::new();
+    let ns = |secs: f64| secs * 1e9;
+    if me == 0 {
+        println!(
+            "shmemplus bench: atomics on a u64 in the CPU heap, conduit {}, profile {}; \
+             medians of {reps} reps of {batch} ops\nmachine: {}",
+            shmem.config().conduit.name(),
+            shmem.profile().name,
+            machine_context(n, cores())
+        );
+        let fetch_add = time_per_op(reps, batch, || {
+            black_box(shmem.atomic_fetch_add(&word, 0, 1u64, target)?);
+            Ok(())
+        })
+        .map_err(err)?;
+        // Every compare_swap succeeds: it expects the value the previous one left.
+        let mut cur = shmem.atomic_fetch(&word, 0, target).map_err(err)?;
+        let cswap = time_per_op(reps, batch, || {
+            let old = shmem.atomic_compare_swap(&word, 0, cur, cur.wrapping_add(1), target)?;
+            cur = if old == cur { cur.wrapping_add(1) } else { old };
+            Ok(())
+        })
+        .map_err(err)?;
+        let add = time_per_op(reps, batch, || {
+            shmem.atomic_add(&word, 0, 1u64, target)?;
+            shmem.quiet()
+        })
+        .map_err(err)?;
+        let fetch = time_per_op(reps, batch, || {
+            black_box(shmem.atomic_fetch(&word, 0, target)?);
+            Ok(())
+        })
+        .map_err(err)?;
+        for (op, name, secs) in [
+            ("fetch_add", "fetch_add", fetch_add),
+            ("compare_swap", "compare_swap (succeeding)", cswap),
+            ("add_quiet", "add + quiet", add),
+            ("fetch", "fetch", fetch),
+        ] {
+            println!(
+                "atomic {name} u64, PE 0 -> PE {target}: median {:.3} us ({:.0} ns)",
+                secs * 1e6,
+                ns(secs)
+            );
+            out.push(record("atomics", op, 8, secs, 0.0, None, None));
+        }
+    }
+    shmem.barrier_all().map_err(err)?;
+    let contended = time_together(shmem, (&times.0, &times.1), reps, batch, || {
+        black_box(shmem.atomic_fetch_add(&hot, 0, 1u64, 0)?);
+        Ok(())
+    })
+    .map_err(err)?;
+    let right = (me + 1) % n;
+    let ringed = time_together(shmem, (&times.0, &times.1), reps, batch, || {
+        black_box(shmem.atomic_fetch_add(&ring, 0, 1u64, right)?);
+        Ok(())
+    })
+    .map_err(err)?;
+    shmem.barrier_all().map_err(err)?;
+    // Every PE ran one warm-up batch and `reps` timed ones on each counter.
+    let per_pe = ((reps + 1) * batch) as u64;
+    let got_ring = shmem.local_read_one(&ring, 0).map_err(err)?;
+    if got_ring != per_pe {
+        return Err(format!(
+            "atomics check: PE {me}'s ring counter is {got_ring}, expected {per_pe}"
+        ));
+    }
+    if me == 0 {
+        let got_hot = shmem.local_read_one(&hot, 0).map_err(err)?;
+        if got_hot != per_pe * u64::from(n) {
+            return Err(format!(
+                "atomics check: PE 0's contended counter is {got_hot}, expected {}",
+                per_pe * u64::from(n)
+            ));
+        }
+        println!(
+            "atomic fetch_add u64, all {n} PEs -> PE 0 at once: median {:.3} us ({:.0} ns) per op on PE 0 (slowest PE {:.3} us)",
+            contended.own * 1e6,
+            ns(contended.own),
+            contended.slowest * 1e6
+        );
+        println!(
+            "atomic fetch_add u64, all {n} PEs -> right neighbour at once: median {:.3} us ({:.0} ns) per op, slowest PE",
+            ringed.slowest * 1e6,
+            ns(ringed.slowest)
+        );
+        out.push(record(
+            "atomics",
+            "fetch_add_contended",
+            8,
+            contended.own,
+            0.0,
+            None,
+            None,
+        ));
+        out.push(record(
+            "atomics",
+            "fetch_add_ring",
+            8,
+            ringed.slowest,
+            0.0,
+            None,
+            None,
+        ));
+    }
+    shmem.barrier_all().map_err(err)?;
+    shmem.free(times.1).map_err(err)?;
+    shmem.free(times.0).map_err(err)?;
+    shmem.free(ring).map_err(err)?;
+    shmem.free(hot).map_err(err)?;
+    shmem.free(word).map_err(err)?;
+    Ok(out)
+}
+
+/// A collective `shmemplus bench` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Collective {
+    Broadcast,
+    Fcollect,
+    Alltoall,
+}
+
+impl Collective {
+    const ALL: [Collective; 3] = [
+        Collective::Broadcast,
+        Collective::Fcollect,
+        Collective::Alltoall,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Collective::Broadcast => "broadcast",
+            Collective::Fcollect => "fcollect",
+            Collective::Alltoall => "alltoall",
+        }
+    }
+
+    /// Bytes counted for the bandwidth of one call with blocks of `block` bytes: what
+    /// lands in each PE's destination (the OSHMEM comparison's definition).
+    fn delivered(self, block: usize, n_pes: usize) -> usize {
+        match self {
+            Collective::Broadcast => block,
+            Collective::Fcollect | Collective::Alltoall => n_pes * block,
+        }
+    }
+}
+
+/// Byte `k` of block `j` of PE `pe`'s collective source.
+fn pattern(pe: usize, j: usize, k: usize) -> u8 {
+    (pe.wrapping_mul(37) ^ j.wrapping_mul(11)).wrapping_add(k) as u8
+}
+
+/// Barrier, broadcast (root 0), fcollect and alltoall over the world team, with
+/// per-PE blocks of `u8` in the CPU heap. Each repetition: `barrier_all`, every PE
+/// times its calls, the slowest PE's time counts (max-reduced). Checks every
+/// destination after the timed calls.
+fn collectives(
+    shmem: &shmemplus::Shmem,
+    opts: &BenchOptions,
+    reps: usize,
+    record: &RecordFn<'_>,
+) -> Result<Vec<Record>, String> {
+    let err = |e: shmemplus::Error| e.to_string();
+    let (me, n) = (shmem.my_pe(), shmem.n_pes());
+    let nu = n as usize;
+    let blocks = collective_blocks(opts.quick);
+    let max_block = blocks.iter().copied().max().unwrap_or(8);
+    let src = shmem.alloc::<u8>(nu * max_block, Place::Cpu).map_err(err)?;
+    let dst = shmem.alloc::<u8>(nu * max_block, Place::Cpu).map_err(err)?;
+    let time_objs = (
+        shmem.alloc::<f64>(1, Place::Cpu).map_err(err)?,
+        shmem.alloc::<f64>(1, Place::Cpu).map_err(err)?,
+    );
+    let times = (&time_objs.0, &time_objs.1);
+    let team = shmem.team_world();
+    let mut out = Vec::new();
+    if me == 0 {
+        println!(
+            "shmemplus bench: collectives over team_world, conduit {}, profile {}; \
+             per repetition: barrier_all, every PE times its calls ({} per rep for blocks <= 1 KiB, \
+             else 1), the slowest PE's time counts (max-reduced over PEs); medians of {reps} reps; \
+             MB/s = bytes delivered to each PE / time (broadcast: block; fcollect, alltoall: n_pes * block)\n\
+             machine: {}",
+            shmem.config().conduit.name(),
+            shmem.profile().name,
+            collective_batch(1),
+            machine_context(n, cores())
+        );
+    }
+    let batch = if opts.quick { 200 } else { 1000 };
+    let barrier = time_together(shmem, times, reps, batch, || shmem.barrier_all()).map_err(err)?;
+    if me == 0 {
+        println!(
+            "barrier_all, {n} PEs: median {:.3} us (slowest PE, {batch} barriers per rep)",
+            barrier.slowest * 1e6
+        );
+        out.push(record(
+            "collectives",
+            "barrier",
+            0,
+            barrier.slowest,
+            0.0,
+            None,
+            None,
+        ));
+    }
+    for coll in Collective::ALL {
+        if me == 0 {
+            println!(
+                "{} ({n} PEs{}):",
+                coll.name(),
+                if coll == Collective::Broadcast {
+                    ", root 0"
+                } else {
+                    ""
+                }
+            );
+            println!("{:>10} {:>12} {:>12}", "bytes", "latency_us", "MB/s");
+        }
+        for &block in &blocks {
+            // Block j of this PE's source (alltoall sends block j to PE j; broadcast
+            // and fcollect send block 0).
+            let data: Vec<u8> = (0..nu * block)
+                .map(|i| pattern(me as usize, i / block, i % block))
+                .collect();
+            shmem.local_write(&src, 0, &data).map_err(err)?;
+            let call = || match coll {
+                Collective::Broadcast => shmem.broadcast(&team, &dst, &src, block, 0),
+                Collective::Fcollect => shmem.fcollect(&team, &dst, &src, block),
+                Collective::Alltoall => shmem.alltoall(&team, &dst, &src, block),
+            };
+            let t =
+                time_together(shmem, times, reps, collective_batch(block), call).map_err(err)?;
+            // Check: clear this PE's destination, one more call, compare.
+            shmem.barrier_all().map_err(err)?;
+            let span = if coll == Collective::Broadcast {
+                block
+            } else {
+                nu * block
+            };
+            shmem.local_write(&dst, 0, &vec![0u8; span]).map_err(err)?;
+            call().map_err(err)?;
+            let got = shmem.local_to_vec(&dst).map_err(err)?;
+            let expect = |i: usize| match coll {
+                Collective::Broadcast => pattern(0, 0, i),
+                Collective::Fcollect => pattern(i / block, 0, i % block),
+                Collective::Alltoall => pattern(i / block, me as usize, i % block),
+            };
+            if let Some(i) = (0..span).find(|&i| got[i] != expect(i)) {
+                return Err(format!(
+                    "{} check, {block} B blocks: PE {me}'s dest byte {i} is {}, expected {}",
+                    coll.name(),
+                    got[i],
+                    expect(i)
+                ));
+            }
+            if me == 0 {
+                let bytes = coll.delivered(block, nu) as f64;
+                let bw = bytes / t.slowest;
+                println!("{:>10} {:>12.3} {:>12.1}", block, t.slowest * 1e6, bw / 1e6);
+                out.push(record(
+                    "collectives",
+                    coll.name(),
+                    block,
+                    t.slowest,
+                    bw,
+                    None,
+                    None,
+                ));
+            }
+        }
+    }
+    shmem.barrier_all().map_err(err)?;
+    shmem.free(time_objs.1).map_err(err)?;
+    shmem.free(time_objs.0).map_err(err)?;
+    shmem.free(dst).map_err(err)?;
+    shmem.free(src).map_err(err)?;
+    Ok(out)
+}
+
+/// What `--routes` selects: RMA routes, and the route groups `atomics` and
+/// `collectives` (which do not move data between places, so they run whatever
+/// `--ops` says). `all` selects every route and both groups.
+///
+/// `--ops` defaults to rma,barrier,am, unless the routes are only groups: then to none,
+/// so that `--routes atomics,collectives` measures just those.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteSelection {
+    /// RMA routes, in the order given, each once.
+    pub rma: Vec<Route>,
+    /// The `atomics` group.
+    pub atomics: bool,
+    /// The `collectives` group.
+    pub collectives: bool,
+}
+
+impl RouteSelection {
+    /// Parses the `--routes` names.
+    pub fn parse(names: &[String]) -> Result<RouteSelection, String> {
+        let mut s = RouteSelection::default();
+        let add = |s: &mut RouteSelection, r: Route| {
+            if !s.rma.contains(&r) {
+                s.rma.push(r);
+            }
+        };
+        for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+            match name {
+                "all" => {
+                    Route::ALL.into_iter().for_each(|r| add(&mut s, r));
+                    s.atomics = true;
+                    s.collectives = true;
+                }
+                "atomics" => s.atomics = true,
+                "collectives" => s.collectives = true,
+                _ => add(
+                    &mut s,
+                    Route::parse(name)
+                        .map_err(|e| format!("{e}; route groups are atomics, collectives, all"))?,
+                ),
+            }
+        }
+        Ok(s)
+    }
+
+    /// The `--ops` to run: `given`, or when none were given the default for this
+    /// selection.
+    pub fn ops(&self, given: &[String]) -> Vec<String> {
+        let given: Vec<String> = given
+            .iter()
+            .map(|o| o.trim().to_string())
+            .filter(|o| !o.is_empty())
+            .collect();
+        if !given.is_empty() {
+            given
+        } else if self.rma.is_empty() && (self.atomics || self.collectives) {
+            Vec::new()
+        } else {
+            ["rma", "barrier", "am"].map(String::from).to_vec()
+        }
+    }
+}
+
 fn plot(path: &std::path::Path, records: &[Record]) -> Result<(), String> {
     let mut curves = Vec::new();
     for route in Route::ALL {
@@ -600,6 +1059,19 @@ fn plot(path: &std::path::Path, records: &[Record]) -> Result<(), String> {
                     points,
                 });
             }
+        }
+    }
+    for coll in Collective::ALL {
+        let points: Vec<(u64, f64)> = records
+            .iter()
+            .filter(|r| r.route == "collectives" && r.op == coll.name())
+            .map(|r| (r.bytes as u64, r.bandwidth_mbps))
+            .collect();
+        if !points.is_empty() {
+            curves.push(crate::plot::Curve {
+                label: coll.name().to_string(),
+                points,
+            });
         }
     }
     let profile = records.first().map_or("native", |r| r.profile.as_str());
@@ -679,6 +1151,58 @@ mod tests {
         assert_eq!((s[0], *s.last().unwrap(), s.len()), (8, 32 << 20, 23));
         o.quick = true;
         assert!(sizes(&o).len() < 10);
+    }
+
+    fn names(s: &str) -> Vec<String> {
+        s.split(',').map(String::from).collect()
+    }
+
+    #[test]
+    fn route_groups_parse_next_to_routes() {
+        let s = RouteSelection::parse(&names("atomics,collectives")).unwrap();
+        assert_eq!((s.rma.len(), s.atomics, s.collectives), (0, true, true));
+        let s = RouteSelection::parse(&names("cpu-cpu,collectives,cpu-cpu")).unwrap();
+        assert_eq!(s.rma, [Route::CpuCpu]);
+        assert_eq!((s.atomics, s.collectives), (false, true));
+        let s = RouteSelection::parse(&names("cpu-cpu")).unwrap();
+        assert_eq!((s.rma.len(), s.atomics, s.collectives), (1, false, false));
+        let s = RouteSelection::parse(&names("all")).unwrap();
+        assert_eq!(s.rma, Route::ALL);
+        assert!(s.atomics && s.collectives);
+        let e = RouteSelection::parse(&names("atomics,nope")).unwrap_err();
+        assert!(
+            e.contains("'nope'") && e.contains("atomics, collectives"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn default_ops_follow_the_routes() {
+        let groups = RouteSelection::parse(&names("atomics,collectives")).unwrap();
+        assert!(groups.ops(&[]).is_empty());
+        assert_eq!(groups.ops(&names("barrier")), ["barrier"]);
+        let rma = RouteSelection::parse(&names("cpu-cpu,atomics")).unwrap();
+        assert_eq!(rma.ops(&[]), ["rma", "barrier", "am"]);
+        assert_eq!(rma.ops(&names("am")), ["am"]);
+    }
+
+    #[test]
+    fn collective_sizes_and_bandwidth_bytes() {
+        assert_eq!(collective_blocks(false), [8, 1024, 65536, 1 << 20]);
+        assert_eq!(collective_blocks(true), [8, 65536]);
+        assert_eq!(Collective::Broadcast.delivered(1024, 4), 1024);
+        assert_eq!(Collective::Fcollect.delivered(1024, 4), 4096);
+        assert_eq!(Collective::Alltoall.delivered(1024, 4), 4096);
+    }
+
+    #[test]
+    fn machine_context_warns_when_oversubscribed() {
+        assert!(!machine_context(2, 2).contains("scheduler"));
+        let s = machine_context(8, 2);
+        assert!(
+            s.starts_with("8 PEs on 2 cores") && s.contains("scheduler"),
+            "{s}"
+        );
     }
 }
 
