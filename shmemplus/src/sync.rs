@@ -26,6 +26,12 @@ const SLEEP_SLICE: Duration = Duration::from_millis(50);
 /// Wakes the sleepers of `signal`, if any, after the caller made its condition true.
 pub fn notify(signal: &SignalWord) {
     fence(Ordering::SeqCst);
+    notify_fenced(signal);
+}
+
+/// `notify` for a caller that has issued the SeqCst fence itself since making its
+/// condition true (one fence can then serve several signals).
+pub fn notify_fenced(signal: &SignalWord) {
     if signal.sleepers.load(Ordering::SeqCst) > 0 {
         signal.seq.fetch_add(1, Ordering::SeqCst);
         let _ = rustix::thread::futex::wake(

@@ -1705,8 +1705,9 @@ impl Shmem {
 
 impl Inner {
     fn quiet(&self) -> Result<()> {
-        fence(Ordering::SeqCst);
-        self.flush_wakes();
+        if !self.flush_wakes() {
+            fence(Ordering::SeqCst);
+        }
         // AM puts: every put with the am conduit, and puts to other PEs' boards.
         self.am.quiet()?;
         if let Some(emu) = &self.emulation {
@@ -1760,17 +1761,22 @@ impl Inner {
     /// Wakes the PEs this PE stored into since the last call, if they sleep. Runs in
     /// `quiet`, `fence`, barriers and before this PE waits, so a PE asleep in
     /// `wait_until` learns of a put promptly (and within one sleep slice at worst).
-    fn flush_wakes(&self) {
+    /// Returns whether it issued a SeqCst fence (it does when anything was pending).
+    fn flush_wakes(&self) -> bool {
         if !self.any_wake_pending.load(Ordering::Relaxed) {
-            return;
+            return false;
         }
         self.any_wake_pending.store(false, Ordering::Relaxed);
+        // One fence for all targets: the stores before it are ordered before each
+        // target's `sleepers` load below (the wake protocol of `sync`).
+        fence(Ordering::SeqCst);
         for (pe, pending) in self.wake_pending.iter().enumerate() {
             if pending.load(Ordering::Relaxed) {
                 pending.store(false, Ordering::Relaxed);
-                crate::sync::notify(&self.segs.segs[pe].control().user_signal);
+                crate::sync::notify_fenced(&self.segs.segs[pe].control().user_signal);
             }
         }
+        true
     }
 
     fn shutdown(&self) {
