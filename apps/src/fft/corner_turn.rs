@@ -13,6 +13,7 @@
 //! per destination in rotated order (PE `p` starts with `p + 1`, so that not every PE
 //! hits PE 0 first) between two barriers.
 
+use super::serial::transpose_strided;
 use super::Complex32;
 use shmemplus::{Place, Shmem, SymVec};
 
@@ -38,11 +39,20 @@ impl CornerTurn {
         }
         let rows = n / p;
         let recv = shmem.alloc::<Complex32>(rows * n, Place::Cpu)?;
+        // Touch both buffers now, so that the turns do not pay for first-touch page
+        // faults (measured: the first turn of 128 MiB took 7x longer than the next).
+        let mut send = vec![Complex32::default(); rows * n];
+        send.fill(Complex32::new(0.0, 0.0));
+        let zeros = &send[..send.len().min(1 << 17)];
+        for at in (0..send.len()).step_by(zeros.len()) {
+            let k = zeros.len().min(send.len() - at);
+            shmem.local_write(&recv, at, &zeros[..k])?;
+        }
         Ok(CornerTurn {
             n,
             rows,
             recv,
-            send: vec![Complex32::default(); rows * n],
+            send,
         })
     }
 
@@ -61,9 +71,6 @@ impl CornerTurn {
         shmem.free(self.recv)
     }
 }
-
-/// Side of the tiles in which blocks are transposed while packing.
-const TILE: usize = 32;
 
 /// Transposes the distributed matrix: on entry `rows` holds this PE's `R` rows of the
 /// `N` x `N` matrix (row-major, `R * N` elements); on return, its `R` rows of the
@@ -85,16 +92,7 @@ pub fn corner_turn(
 
     // 1. Pack: send[q*R*R + j*R + i] = rows[i*N + q*R + j].
     for (q, dst) in ct.send.chunks_exact_mut(block).enumerate() {
-        for i0 in (0..r).step_by(TILE) {
-            for j0 in (0..r).step_by(TILE) {
-                for i in i0..(i0 + TILE).min(r) {
-                    let src = &rows[i * n + q * r..][..r];
-                    for j in j0..(j0 + TILE).min(r) {
-                        dst[j * r + i] = src[j];
-                    }
-                }
-            }
-        }
+        transpose_strided(&rows[q * r..], n, dst, r, r, r);
     }
 
     // 2. Exchange: the all-to-all. When the library has
