@@ -33,13 +33,20 @@ use std::time::Instant;
 /// boards of a simulated cluster (run it under shmemrun).
 ///
 /// Images are 128x128, 64 colours. The feature of an image counts, for each colour c
-/// and distance d in {1,3,5,7}, the pixels of colour c whose neighbours at distance d
-/// (8 directions) have colour c; similarity is the sum of absolute differences.
+/// and distance d in {1,3,5,7}, the (pixel, neighbour) pairs of colour c at distance d
+/// in the 8 directions; similarity is the sum of absolute differences.
 /// PE 0 prints a report: the time of each phase (load, to boards, compute, gather,
 /// gather cpus, sort) and, on a profile with modeled costs, the model's prediction for
 /// the gather approach chosen.
 #[derive(Debug, Parser)]
-#[command(name = "cbir", version)]
+#[command(
+    name = "cbir",
+    version,
+    after_help = "Examples:\n  \
+      shmemrun -n 4 target/release/cbir --verify\n  \
+      shmemrun --profile novo-g -n 8 --pes-per-node 1 target/release/cbir --images 22000 --gather 1\n  \
+      shmemrun -n 2 target/release/cbir --dir photos/ --query photos/cat.png --top-k 5"
+)]
 struct Args {
     /// Images in the database: synthetic images to generate (default 2000; the SHMEM+
     /// database had 22000), or the first N images of --dir (default all).
@@ -171,7 +178,16 @@ impl Source {
 
     /// The pixels of a share's images, one after the other.
     fn load(&self, share: Share) -> Result<Vec<u8>> {
-        let mut px = vec![0u8; share.count as usize * PIXELS];
+        let mut px = Vec::new();
+        let bytes = share.count as usize * PIXELS;
+        px.try_reserve_exact(bytes).map_err(|_| {
+            anyhow::anyhow!(
+                "cannot hold {} images ({:.1} GiB) in memory: use fewer --images or more PEs",
+                share.count,
+                bytes as f64 / (1u64 << 30) as f64
+            )
+        })?;
+        px.resize(bytes, 0);
         for (i, out) in px.chunks_exact_mut(PIXELS).enumerate() {
             self.fill(share.first + i as u32, out)?;
         }
@@ -615,6 +631,9 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
                 ms(modeled),
                 ms(done)
             );
+            if done > 1.5 * modeled {
+                l += " (the mock computes on this host's cores: DONE is the later of the two)";
+            }
         }
         if p.name == "gather" {
             if let Some(g) = &r.gather {

@@ -40,10 +40,18 @@ enum Device {
 /// corner turn. PE 0 prints the time of each phase, the share spent in corner turns,
 /// and the speedup over a serial rustfft 2D FFT of the same image on one core.
 #[derive(Debug, Parser)]
-#[command(name = "fft2d", version)]
+#[command(
+    name = "fft2d",
+    version,
+    after_help = "Examples:\n  \
+      shmemrun -n 4 target/release/fft2d --verify\n  \
+      shmemrun -n 4 target/release/fft2d --size 4096 --device cpu --verify\n  \
+      shmemrun --profile novo-g -n 4 target/release/fft2d --size 2048 --verify"
+)]
 struct Args {
-    /// N: the image is N x N.
-    #[arg(long, value_name = "N", default_value_t = 1024)]
+    /// N: the image is N x N (at most 16384: a 2 GiB image).
+    #[arg(long, value_name = "N", default_value_t = 1024,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16384))]
     size: usize,
     /// Where the row and column FFTs run.
     #[arg(long, value_enum, default_value_t = Device::Fpga)]
@@ -123,11 +131,21 @@ fn size_the_heap(n: usize) {
     }
 }
 
+/// A vector of `len` zeros, or an error that says how much memory was asked for.
+fn zeros(len: usize, what: &str) -> Result<Vec<Complex32>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        anyhow::anyhow!(
+            "cannot allocate {what} ({:.1} GiB): use a smaller --size or more PEs",
+            (len * size_of::<Complex32>()) as f64 / (1u64 << 30) as f64
+        )
+    })?;
+    v.resize(len, Complex32::new(0.0, 0.0));
+    Ok(v)
+}
+
 fn run(args: &Args) -> Result<()> {
     let n = args.size;
-    if n == 0 {
-        bail!("--size must be at least 1");
-    }
     size_the_heap(n);
     let shmem = shmemplus::init()?;
     let (me, p, topo) = (shmem.my_pe(), shmem.n_pes() as usize, shmem.topology());
@@ -174,7 +192,7 @@ fn run(args: &Args) -> Result<()> {
     }
 
     let mut timer = PhaseTimer::new(&shmem);
-    let mut rows = vec![Complex32::default(); r * n];
+    let mut rows = zeros(r * n, "this PE's rows")?;
     timer.run("load", || -> Result<()> {
         for (i, row) in rows.chunks_exact_mut(n).enumerate() {
             input_row(args.seed, n, me as usize * r + i, row);
@@ -237,7 +255,7 @@ fn run(args: &Args) -> Result<()> {
         shmem.local_write(ct.recv(), 0, &rows)?;
         shmem.barrier_all()?;
         if me == 0 {
-            result = vec![Complex32::default(); n * n];
+            result = zeros(n * n, "the gathered result")?;
             for (pe, dst) in result.chunks_exact_mut(r * n).enumerate() {
                 shmem.get(ct.recv(), 0, dst, pe as u32)?;
             }
@@ -275,13 +293,13 @@ fn run(args: &Args) -> Result<()> {
             verified: None,
         };
         if !args.no_baseline {
-            let mut data = vec![Complex32::default(); n * n];
+            let mut data = zeros(n * n, "the serial baseline's input")?;
             for (i, row) in data.chunks_exact_mut(n).enumerate() {
                 input_row(args.seed, n, i, row);
             }
-            let mut scratch = vec![Complex32::default(); n * n];
-            // Touched before the clock starts, as the distributed run's buffers are.
-            scratch.fill(Complex32::new(0.0, 0.0));
+            // Written (so touched) before the clock starts, as the distributed run's
+            // buffers are.
+            let mut scratch = zeros(n * n, "the serial baseline's scratch")?;
             let t = Instant::now();
             fft2d(&mut fft, &mut data, &mut scratch);
             let serial_s = t.elapsed().as_secs_f64();

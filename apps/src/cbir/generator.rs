@@ -104,7 +104,7 @@ impl Synthetic {
 
 /// Generated pixels are palette indices by construction.
 fn image(px: Vec<u8>) -> IndexedImage {
-    IndexedImage::new(px).unwrap_or_else(|why| unreachable!("generated image: {why}"))
+    IndexedImage::from_indices(px)
 }
 
 /// A random composition: a background, 8 to 19 rectangles, 200 speckles.

@@ -164,7 +164,7 @@ pub fn from_rgb(rgb: &RgbImage) -> IndexedImage {
             }
         }
     }
-    IndexedImage::new(px).unwrap_or_else(|why| unreachable!("quantised image: {why}"))
+    IndexedImage::from_indices(px)
 }
 
 #[cfg(test)]

@@ -64,6 +64,16 @@ impl IndexedImage {
         })
     }
 
+    /// An image from pixels that are palette indices by construction (the generator's,
+    /// the quantiser's); checked in debug builds only.
+    pub(crate) fn from_indices(pixels: Vec<u8>) -> IndexedImage {
+        debug_assert_eq!(pixels.len(), PIXELS);
+        debug_assert!(pixels.iter().all(|&p| usize::from(p) < palette::COLOURS));
+        IndexedImage {
+            pixels: pixels.into_boxed_slice(),
+        }
+    }
+
     /// The pixels, row-major.
     pub fn pixels(&self) -> &[u8] {
         &self.pixels

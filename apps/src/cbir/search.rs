@@ -88,7 +88,8 @@ impl TopK {
     pub fn new(k: usize) -> TopK {
         TopK {
             k,
-            best: std::collections::BinaryHeap::with_capacity(k + 1),
+            // k comes from the user: do not reserve for an absurd one.
+            best: std::collections::BinaryHeap::with_capacity(k.min(1 << 16) + 1),
         }
     }
 
@@ -119,7 +120,7 @@ mod tests {
         let mut all: Vec<u64> = (0..500)
             .map(|id| record(rng.below(50) as u32, id))
             .collect();
-        for k in [0, 1, 7, 500, 600] {
+        for k in [0, 1, 7, 500, 600, usize::MAX] {
             let mut t = TopK::new(k);
             for &r in &all {
                 t.push(r);
