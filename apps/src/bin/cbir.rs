@@ -1,0 +1,697 @@
+//! `cbir`: content-based image retrieval on CPUs and boards, as in SHMEM+.
+//!
+//! The database (synthetic, or a directory of images) is split over the nodes; inside a
+//! node between the CPUs of its PEs and its boards, in proportion to speed. Every image's
+//! colour auto-correlogram is compared with the query's; the boards' results are
+//! gathered on PE 0 in one of the three ways of MODEL.md section 4, sorted, and the top
+//! k reported with the time of each phase and the model's prediction of the gather.
+//!
+//! ```text
+//! shmemrun -n 4 target/release/cbir --verify
+//! shmemrun --profile novo-g -n 8 --pes-per-node 1 target/release/cbir --images 22000 --gather 1
+//! ```
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use serde::Serialize;
+use shmemplus::model::GatherApproach;
+use shmemplus::{Error, Place, SymVec};
+use shmemplus_apps::board::{seconds_per_element, BoardSpeed};
+use shmemplus_apps::cbir::correlogram::{correlogram, Features, FEATURES};
+use shmemplus_apps::cbir::gather::{self, Buffers, Prediction, ROOT};
+use shmemplus_apps::cbir::generator::Synthetic;
+use shmemplus_apps::cbir::loader::{load_image, ImageDir};
+use shmemplus_apps::cbir::plan::{Device, Plan, Share};
+use shmemplus_apps::cbir::search::{record, sad, top_k, Hit, TopK};
+use shmemplus_apps::cbir::{kernel, IndexedImage, PIXELS, SIDE};
+use shmemplus_apps::phases::{deviation, ms, Phase, PhaseTimer};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Content-based image retrieval with colour auto-correlograms on the CPUs and the FPGA
+/// boards of a simulated cluster (run it under shmemrun).
+///
+/// Images are 128x128, 64 colours. The feature of an image counts, for each colour c
+/// and distance d in {1,3,5,7}, the (pixel, neighbour) pairs of colour c at distance d
+/// in the 8 directions; similarity is the sum of absolute differences.
+/// PE 0 prints a report: the time of each phase (load, to boards, compute, gather,
+/// gather cpus, sort) and, on a profile with modeled costs, the model's prediction for
+/// the gather approach chosen.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cbir",
+    version,
+    after_help = "Examples:\n  \
+      shmemrun -n 4 target/release/cbir --verify\n  \
+      shmemrun --profile novo-g -n 8 --pes-per-node 1 target/release/cbir --images 22000 --gather 1\n  \
+      shmemrun -n 2 target/release/cbir --dir photos/ --query photos/cat.png --top-k 5"
+)]
+struct Args {
+    /// Images in the database: synthetic images to generate (default 2000; the SHMEM+
+    /// database had 22000), or the first N images of --dir (default all).
+    #[arg(long, value_name = "N")]
+    images: Option<u32>,
+    /// Load the database from this directory of PNG/PPM/PGM/PBM/PNM files (file-name
+    /// order; resampled to 128x128 and quantised to the palette) instead of generating
+    /// it.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// With --dir: the query image (default: the directory's first image).
+    #[arg(long, value_name = "FILE", requires = "dir")]
+    query: Option<PathBuf>,
+    /// Seed of the synthetic database.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Near-duplicates of the query planted in the synthetic database (the ground
+    /// truth).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    planted: u32,
+    /// How many results to report.
+    #[arg(long, value_name = "K", default_value_t = 10)]
+    top_k: usize,
+    /// How the boards' results reach PE 0 (MODEL.md section 4): 1 = PE 0 gets from
+    /// every board in turn; 2 = each node puts from each of its boards to PE 0; 3 = each
+    /// node collects its boards into CPU memory, then sends one put.
+    #[arg(long, value_name = "1|2|3", default_value_t = 2,
+          value_parser = clap::value_parser!(u8).range(1..=3))]
+    gather: u8,
+    /// Where correlograms are computed: cpu, fpga, or hybrid (split by speed).
+    #[arg(long, value_enum, default_value_t = Device::Hybrid)]
+    device: Device,
+    /// How many times faster than one CPU core a board computes correlograms (the
+    /// kernel's RATSS time is set from this and the CPU path's measured speed).
+    #[arg(long, value_name = "S", default_value_t = 20.0)]
+    board_speedup: f64,
+    /// Fix the CPU path's speed (ns per pixel) instead of measuring it at start-up, for
+    /// reproducible board timings.
+    #[arg(long, value_name = "NS")]
+    cpu_ns_per_pixel: Option<f64>,
+    /// Check the top k against a serial computation on PE 0 (and, for the synthetic
+    /// database, against the planted ground truth); prints "verified".
+    #[arg(long)]
+    verify: bool,
+    /// Print the report as one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cbir: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Where images come from.
+enum Source {
+    Synthetic(Synthetic),
+    Dir {
+        dir: ImageDir,
+        query: Option<PathBuf>,
+        count: u32,
+    },
+}
+
+impl Source {
+    fn new(args: &Args) -> Result<Source> {
+        match &args.dir {
+            None => {
+                let n = args.images.unwrap_or(2000);
+                if n == 0 {
+                    bail!("--images must be at least 1");
+                }
+                Ok(Source::Synthetic(Synthetic::new(
+                    args.seed,
+                    n,
+                    args.planted,
+                )))
+            }
+            Some(path) => {
+                let dir = ImageDir::open(path)?;
+                let available = u32::try_from(dir.len()).unwrap_or(u32::MAX);
+                let count = match args.images {
+                    None => available,
+                    Some(0) => bail!("--images must be at least 1"),
+                    Some(n) if n > available => bail!(
+                        "--images {n}, but {} holds only {available} images",
+                        path.display()
+                    ),
+                    Some(n) => n,
+                };
+                Ok(Source::Dir {
+                    dir,
+                    query: args.query.clone(),
+                    count,
+                })
+            }
+        }
+    }
+
+    fn len(&self) -> u32 {
+        match self {
+            Source::Synthetic(s) => s.len(),
+            Source::Dir { count, .. } => *count,
+        }
+    }
+
+    fn query(&self) -> Result<IndexedImage> {
+        Ok(match self {
+            Source::Synthetic(s) => s.query(),
+            Source::Dir { query: Some(q), .. } => load_image(q)?,
+            Source::Dir { dir, .. } => dir.load(0)?,
+        })
+    }
+
+    /// Writes image `id` into `out` (PIXELS bytes).
+    fn fill(&self, id: u32, out: &mut [u8]) -> Result<()> {
+        match self {
+            Source::Synthetic(s) => s.fill(id, out),
+            Source::Dir { dir, .. } => out.copy_from_slice(dir.load(id as usize)?.pixels()),
+        }
+        Ok(())
+    }
+
+    /// The pixels of a share's images, one after the other.
+    fn load(&self, share: Share) -> Result<Vec<u8>> {
+        let mut px = Vec::new();
+        let bytes = share.count as usize * PIXELS;
+        px.try_reserve_exact(bytes).map_err(|_| {
+            anyhow::anyhow!(
+                "cannot hold {} images ({:.1} GiB) in memory: use fewer --images or more PEs",
+                share.count,
+                bytes as f64 / (1u64 << 30) as f64
+            )
+        })?;
+        px.resize(bytes, 0);
+        for (i, out) in px.chunks_exact_mut(PIXELS).enumerate() {
+            self.fill(share.first + i as u32, out)?;
+        }
+        Ok(px)
+    }
+
+    fn planted(&self) -> Option<&[u32]> {
+        match self {
+            Source::Synthetic(s) => Some(s.planted()),
+            Source::Dir { .. } => None,
+        }
+    }
+
+    fn describe(&self, seed: u64) -> String {
+        match self {
+            Source::Synthetic(s) => format!(
+                "{} synthetic images (seed {seed}; {} near-duplicates of the query planted)",
+                s.len(),
+                s.planted().len()
+            ),
+            Source::Dir { dir, count, .. } => {
+                format!("{count} images from {}", dir.dir().display())
+            }
+        }
+    }
+}
+
+/// One board's inputs in its memory (its results are in a vector of their own, the
+/// gather's input).
+struct BoardInputs {
+    images: SymVec<u8>,
+    query: SymVec<u32>,
+}
+
+/// What the boards' kernels reported, per board.
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+struct KernelStat {
+    node: u32,
+    board: u32,
+    images: u32,
+    modeled_s: f64,
+    done_after_s: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct GatherReport {
+    approach: u8,
+    description: &'static str,
+    measured_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    predicted: Option<Prediction>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    no_prediction: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    database: String,
+    images: u32,
+    n_pes: u32,
+    nodes: u32,
+    pes_per_node: u32,
+    boards_per_node: u32,
+    profile: String,
+    device: Device,
+    board_speedup: f64,
+    images_on_cpus: u32,
+    images_on_boards: u32,
+    max_per_board: u32,
+    cpu_ns_per_pixel: Option<f64>,
+    kernel_ops_per_cycle: Option<f64>,
+    phases: Vec<Phase>,
+    total_s: f64,
+    gather: Option<GatherReport>,
+    kernels: Vec<KernelStat>,
+    top: Vec<Hit>,
+    planted: Option<Vec<u32>>,
+    ground_truth_ok: Option<bool>,
+    verified: Option<bool>,
+    serial_s: Option<f64>,
+}
+
+fn run(args: &Args) -> Result<()> {
+    let source = Source::new(args)?;
+    let approach = GatherApproach::from_number(args.gather)
+        .with_context(|| format!("--gather must be 1, 2 or 3, got {}", args.gather))?;
+    let shmem = shmemplus::init()?;
+    let (me, topo, boards) = (shmem.my_pe(), shmem.topology(), shmem.fpgas());
+    let node = shmem.node();
+    let plan = Plan::new(
+        source.len(),
+        topo.nodes,
+        topo.pes_per_node,
+        boards,
+        args.device,
+        args.board_speedup,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let leader = plan.leader(node) == me;
+    let uses_boards = plan.uses_boards();
+
+    // Symmetric objects: the same sizes on every PE, in the same order.
+    let max_board = plan.max_board_share() as usize;
+    let mut on_boards = Vec::new();
+    let mut board_results = Vec::new();
+    if uses_boards {
+        for b in 0..boards {
+            on_boards.push(BoardInputs {
+                images: shmem.alloc::<u8>(max_board * PIXELS, Place::Fpga(b))?,
+                query: shmem.alloc::<u32>(FEATURES, Place::Fpga(b))?,
+            });
+            board_results.push(shmem.alloc::<u64>(max_board, Place::Fpga(b))?);
+        }
+    }
+    let query_cpu = shmem.alloc::<u32>(FEATURES, Place::Cpu)?;
+    let speed_cpu = shmem.alloc::<f64>(1, Place::Cpu)?;
+    let root_board = shmem.alloc::<u64>((plan.total_board() as usize).max(1), Place::Cpu)?;
+    let root_cpu = shmem.alloc::<u64>((plan.total_cpu() as usize).max(1), Place::Cpu)?;
+    let node_stage =
+        shmem.alloc::<u64>((plan.max_node_board_total() as usize).max(1), Place::Cpu)?;
+    let stats_len = (topo.nodes * boards) as usize * 2;
+    let stats = shmem.alloc::<f64>(stats_len.max(1), Place::Cpu)?;
+
+    let mut timer = PhaseTimer::new(&shmem);
+    let my_cpu = plan.cpu_share(me);
+
+    // Load: every PE its CPU share, every leader its boards' shares; PE 0 computes the
+    // query's features and sends them to everyone.
+    let (cpu_images, mut board_images) = timer.run("load", || -> Result<_> {
+        let cpu = source.load(my_cpu)?;
+        let mut on_board = Vec::new();
+        if leader && uses_boards {
+            for b in 0..boards {
+                on_board.push(source.load(plan.board_share(node, b))?);
+            }
+        }
+        if me == ROOT {
+            let q = source.query()?;
+            let f = correlogram(q.pixels(), SIDE, SIDE);
+            for pe in 0..shmem.n_pes() {
+                shmem.put(&query_cpu, 0, &f, pe)?;
+            }
+        }
+        Ok((cpu, on_board))
+    })?;
+    let mut query: Features = [0; FEATURES];
+    shmem.local_read(&query_cpu, 0, &mut query)?;
+
+    // The boards' speed: the CPU path's, measured on PE 0 (or given), times the speedup.
+    let (speed, timing) = if uses_boards {
+        let cpu_s = match args.cpu_ns_per_pixel {
+            Some(ns) => ns * 1e-9,
+            None => {
+                if me == ROOT {
+                    let mut sink = 0u32;
+                    let s = seconds_per_element(8 * PIXELS as u64, 3, || {
+                        for _ in 0..8 {
+                            let px = std::hint::black_box(sample_image(&cpu_images, &board_images));
+                            sink ^= correlogram(px, SIDE, SIDE)[0];
+                        }
+                    });
+                    std::hint::black_box(sink);
+                    for pe in 0..shmem.n_pes() {
+                        shmem.put(&speed_cpu, 0, &[s], pe)?;
+                    }
+                }
+                shmem.barrier_all()?;
+                shmem.local_read_one(&speed_cpu, 0)?
+            }
+        };
+        let speed = BoardSpeed {
+            cpu_seconds_per_element: cpu_s,
+            speedup: args.board_speedup,
+        };
+        let timing = speed
+            .timing(kernel::PIPELINE_LATENCY_CYCLES, kernel::OPS_PER_PIXEL)
+            .map_err(anyhow::Error::msg)
+            .context("--cpu-ns-per-pixel / --board-speedup")?;
+        if leader {
+            for b in 0..boards {
+                shmem.fpga_configure(b, kernel::bitfile(timing))?;
+            }
+        }
+        (Some(speed), Some(timing))
+    } else {
+        (None, None)
+    };
+
+    timer.run("to boards", || -> Result<()> {
+        if leader {
+            for (bufs, px) in on_boards.iter().zip(&board_images) {
+                if !px.is_empty() {
+                    shmem.put(&bufs.images, 0, px, me)?;
+                }
+                shmem.put(&bufs.query, 0, &query, me)?;
+            }
+        }
+        Ok(())
+    })?;
+    board_images.clear();
+
+    let mut cpu_records = Vec::with_capacity(my_cpu.count as usize);
+    timer.run("compute", || -> Result<()> {
+        let mut runs = Vec::new();
+        if leader {
+            for ((b, bufs), results) in (0..boards).zip(&on_boards).zip(&board_results) {
+                let share = plan.board_share(node, b);
+                if share.count > 0 {
+                    let a = [
+                        bufs.images.heap_offset() as u64,
+                        u64::from(share.count),
+                        bufs.query.heap_offset() as u64,
+                        results.heap_offset() as u64,
+                        u64::from(share.first),
+                    ];
+                    runs.push((b, share, shmem.fpga_start(b, kernel::KERNEL, &a)?));
+                }
+            }
+        }
+        for (i, px) in cpu_images.chunks_exact(PIXELS).enumerate() {
+            let f = correlogram(px, SIDE, SIDE);
+            cpu_records.push(record(sad(&f, &query), my_cpu.first + i as u32));
+        }
+        let mut mine = vec![0.0f64; 2 * boards as usize];
+        for (b, _, run) in runs {
+            let done = run
+                .wait()
+                .map_err(|source| Error::Board { board: b, source })?;
+            mine[2 * b as usize] = done.modeled_s;
+            mine[2 * b as usize + 1] = done.elapsed_s;
+        }
+        if leader && uses_boards {
+            shmem.put(&stats, (node * boards) as usize * 2, &mine, ROOT)?;
+        }
+        Ok(())
+    })?;
+    drop(cpu_images);
+
+    if uses_boards {
+        let bufs = Buffers {
+            board_results: &board_results,
+            root_results: &root_board,
+            node_stage: &node_stage,
+        };
+        timer.run("gather", || gather::gather(&shmem, &plan, approach, &bufs))?;
+    }
+    timer.run("gather cpus", || -> Result<()> {
+        if !cpu_records.is_empty() {
+            shmem.put(&root_cpu, plan.cpu_offset(me) as usize, &cpu_records, ROOT)?;
+        }
+        Ok(shmem.quiet()?)
+    })?;
+    let top = timer.run("sort", || -> Result<Vec<Hit>> {
+        if me != ROOT {
+            return Ok(Vec::new());
+        }
+        let mut all = shmem.local_to_vec(&root_board)?;
+        all.truncate(plan.total_board() as usize);
+        let mut cpu = shmem.local_to_vec(&root_cpu)?;
+        cpu.truncate(plan.total_cpu() as usize);
+        all.extend_from_slice(&cpu);
+        Ok(top_k(&mut all, args.top_k))
+    })?;
+
+    let prediction = if me == ROOT && uses_boards {
+        Some(gather::predict(&shmem, &plan, approach))
+    } else {
+        None
+    };
+    let kernel_stats = if me == ROOT && uses_boards {
+        let v = shmem.local_to_vec(&stats)?;
+        (0..topo.nodes)
+            .flat_map(|n| (0..boards).map(move |b| (n, b)))
+            .map(|(n, b)| {
+                let i = 2 * (n * boards + b) as usize;
+                KernelStat {
+                    node: n,
+                    board: b,
+                    images: plan.board_share(n, b).count,
+                    modeled_s: v[i],
+                    done_after_s: v[i + 1],
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    for (b, results) in on_boards.into_iter().zip(board_results) {
+        shmem.free(b.images)?;
+        shmem.free(b.query)?;
+        shmem.free(results)?;
+    }
+    for obj in [root_board, root_cpu, node_stage] {
+        shmem.free(obj)?;
+    }
+    shmem.free(query_cpu)?;
+    shmem.free(speed_cpu)?;
+    shmem.free(stats)?;
+
+    if me == ROOT {
+        let mut report = Report {
+            database: source.describe(args.seed),
+            images: plan.n_images(),
+            n_pes: topo.n_pes,
+            nodes: topo.nodes,
+            pes_per_node: topo.pes_per_node,
+            boards_per_node: boards,
+            profile: shmem.profile().name.clone(),
+            device: args.device,
+            board_speedup: args.board_speedup,
+            images_on_cpus: plan.total_cpu(),
+            images_on_boards: plan.total_board(),
+            max_per_board: plan.max_board_share(),
+            cpu_ns_per_pixel: speed.map(|s| s.cpu_seconds_per_element * 1e9),
+            kernel_ops_per_cycle: timing.map(|t| t.ops_per_cycle),
+            phases: timer.phases().to_vec(),
+            total_s: timer.total(),
+            gather: uses_boards.then(|| GatherReport {
+                approach: approach.number(),
+                description: gather::describe(approach),
+                measured_s: timer.seconds("gather"),
+                predicted: prediction.as_ref().and_then(|p| p.as_ref().ok().cloned()),
+                no_prediction: prediction.as_ref().and_then(|p| p.as_ref().err().cloned()),
+            }),
+            kernels: kernel_stats,
+            top,
+            planted: source.planted().map(<[u32]>::to_vec),
+            ground_truth_ok: None,
+            verified: None,
+            serial_s: None,
+        };
+        if let Some(planted) = source.planted() {
+            report.ground_truth_ok = Some(ground_truth_ok(&report.top, planted));
+        }
+        if args.verify {
+            let t = Instant::now();
+            let serial = serial_top_k(&source, &query, args.top_k)?;
+            report.serial_s = Some(t.elapsed().as_secs_f64());
+            report.verified = Some(serial == report.top && report.ground_truth_ok.unwrap_or(true));
+        }
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print!("{}", text(&report, timing.as_ref()));
+        }
+        if args.verify {
+            if report.verified != Some(true) {
+                shmem.finalize()?;
+                bail!(
+                    "verification failed: the top {} differ from the serial computation \
+                     or miss the planted near-duplicates",
+                    args.top_k
+                );
+            }
+            if !args.json {
+                println!("verified");
+            }
+        }
+    }
+    shmem.finalize()?;
+    Ok(())
+}
+
+/// Some image to time the CPU path on: PE 0's first own image, else one of its boards'.
+fn sample_image<'a>(cpu: &'a [u8], boards: &'a [Vec<u8>]) -> &'a [u8] {
+    if cpu.len() >= PIXELS {
+        &cpu[..PIXELS]
+    } else {
+        boards
+            .iter()
+            .find(|b| b.len() >= PIXELS)
+            .map_or(&[0u8; PIXELS][..], |b| &b[..PIXELS])
+    }
+}
+
+/// Whether the hits begin with the planted near-duplicates (all of them if k allows).
+fn ground_truth_ok(top: &[Hit], planted: &[u32]) -> bool {
+    let n = planted.len().min(top.len());
+    let mut first: Vec<u32> = top[..n].iter().map(|h| h.id).collect();
+    first.sort_unstable();
+    if top.len() >= planted.len() {
+        first == planted
+    } else {
+        first.iter().all(|id| planted.binary_search(id).is_ok())
+    }
+}
+
+/// The top k by a serial pass over every image on this PE.
+fn serial_top_k(source: &Source, query: &Features, k: usize) -> Result<Vec<Hit>> {
+    let mut best = TopK::new(k);
+    let mut px = vec![0u8; PIXELS];
+    for id in 0..source.len() {
+        source.fill(id, &mut px)?;
+        best.push(record(sad(&correlogram(&px, SIDE, SIDE), query), id));
+    }
+    Ok(best.into_hits())
+}
+
+fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> String {
+    let mut s = String::new();
+    let mut line = |l: String| {
+        s.push_str(&l);
+        s.push('\n');
+    };
+    line(format!("cbir: {}, top {}", r.database, r.top.len()));
+    line(format!(
+        "job: {} PEs on {} nodes x {} PE(s), {} board(s) per node, profile {}",
+        r.n_pes, r.nodes, r.pes_per_node, r.boards_per_node, r.profile
+    ));
+    let device = match r.device {
+        Device::Cpu => "cpu",
+        Device::Fpga => "fpga",
+        Device::Hybrid => "hybrid",
+    };
+    if r.images_on_boards > 0 {
+        line(format!(
+            "split ({device}, boards {}x a CPU core): {} images on CPUs, {} on boards (at most {} per board)",
+            r.board_speedup, r.images_on_cpus, r.images_on_boards, r.max_per_board
+        ));
+    } else {
+        line(format!("split ({device}): all {} images on CPUs", r.images));
+    }
+    if let (Some(t), Some(ns)) = (timing, r.cpu_ns_per_pixel) {
+        line(format!(
+            "board kernel (RATSS): PL {:.0} cycles, F {:.0} MHz, {:.0} ops/pixel, R {:.1} ops/cycle; CPU path {ns:.3} ns/pixel",
+            t.pipeline_latency_cycles,
+            t.clock_hz / 1e6,
+            t.ops_per_element,
+            t.ops_per_cycle
+        ));
+    }
+    line(format!("{:<14}{:>12}", "phase", "ms"));
+    for p in &r.phases {
+        let mut l = format!("{:<14}{:>12}", p.name, ms(p.seconds));
+        if p.name == "compute" && !r.kernels.is_empty() {
+            let modeled = r.kernels.iter().map(|k| k.modeled_s).fold(0.0, f64::max);
+            let done = r.kernels.iter().map(|k| k.done_after_s).fold(0.0, f64::max);
+            l += &format!(
+                "   board kernels: modeled up to {} ms, DONE after up to {} ms",
+                ms(modeled),
+                ms(done)
+            );
+            if done > 1.5 * modeled {
+                l += " (the mock computes on this host's cores: DONE is the later of the two)";
+            }
+        }
+        if p.name == "gather" {
+            if let Some(g) = &r.gather {
+                l += &format!("   approach {}: {}", g.approach, g.description);
+            }
+        }
+        line(l);
+        if p.name == "gather" {
+            if let Some(g) = &r.gather {
+                match (&g.predicted, &g.no_prediction) {
+                    (Some(pr), _) => {
+                        let mut inputs = format!("Tr {} ms, Tn {} ms", ms(pr.tr_s), ms(pr.tn_s));
+                        if let Some(t2) = pr.tn_combined_s {
+                            inputs += &format!(", Tn' {} ms", ms(t2));
+                        }
+                        line(format!(
+                            "{:<14}{:>12}   T = {}; {inputs}; measured/model {}",
+                            "  model",
+                            ms(pr.seconds),
+                            pr.formula,
+                            deviation(g.measured_s, pr.seconds)
+                        ));
+                    }
+                    (None, Some(why)) => line(format!("{:<14}{:>12}   {why}", "  model", "n/a")),
+                    (None, None) => {}
+                }
+            }
+        }
+    }
+    line(format!("{:<14}{:>12}", "total", ms(r.total_s)));
+    line(format!("top {} of {}:", r.top.len(), r.images));
+    line(format!("{:>6} {:>10} {:>10}", "rank", "image", "distance"));
+    for (i, h) in r.top.iter().enumerate() {
+        let tag = match &r.planted {
+            Some(p) if p.binary_search(&h.id).is_ok() => "  planted",
+            _ => "",
+        };
+        line(format!("{:>6} {:>10} {:>10}{tag}", i + 1, h.id, h.distance));
+    }
+    if let (Some(p), Some(ok)) = (&r.planted, r.ground_truth_ok) {
+        line(format!(
+            "ground truth: {} planted near-duplicate(s) at {:?}: {}",
+            p.len(),
+            p,
+            if ok {
+                "all ranked first"
+            } else {
+                "NOT all ranked first"
+            }
+        ));
+    }
+    if let (Some(v), Some(t)) = (r.verified, r.serial_s) {
+        line(format!(
+            "serial check on PE 0: {:.3} s, top {} {}",
+            t,
+            r.top.len(),
+            if v { "equal" } else { "DIFFER" }
+        ));
+    }
+    s
+}

@@ -1,0 +1,416 @@
+//! `fft2d`: the distributed two-dimensional FFT of an N x N complex f32 image, rows
+//! distributed over the PEs, row FFTs on the boards or on the CPUs, corner turns in
+//! between (see `shmemplus_apps::fft`).
+//!
+//! ```text
+//! shmemrun -n 4 target/release/fft2d --size 1024 --verify
+//! shmemrun -n 4 target/release/fft2d --size 4096 --device cpu
+//! ```
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use serde::Serialize;
+use shmemplus::{Error, Place, SymVec};
+use shmemplus_apps::board::{seconds_per_element, BoardSpeed};
+use shmemplus_apps::fft::corner_turn::{corner_turn, CornerTurn};
+use shmemplus_apps::fft::serial::{fft2d, input_row, max_relative_error, RowFft};
+use shmemplus_apps::fft::{kernel, Complex32};
+use shmemplus_apps::phases::{ms, Phase, PhaseTimer};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// The largest error `--verify` accepts, relative to the largest output magnitude.
+const TOLERANCE: f64 = 1e-4;
+
+/// Where the row FFTs run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Device {
+    /// On the CPU of each PE.
+    Cpu,
+    /// On the boards of each PE's node (the PE's partitions), as a mock kernel.
+    Fpga,
+}
+
+/// Distributed 2D FFT of an N x N complex f32 image (run it under shmemrun).
+///
+/// Rows are split in equal blocks over the PEs (N must be a multiple of the number of
+/// PEs). Phases: load (generate the input), row FFTs (with --device fpga: to boards,
+/// kernel, from boards), a corner turn (distributed transpose), column FFTs, a second
+/// corner turn. PE 0 prints the time of each phase, the share spent in corner turns,
+/// and the speedup over a serial rustfft 2D FFT of the same image on one core.
+#[derive(Debug, Parser)]
+#[command(
+    name = "fft2d",
+    version,
+    after_help = "Examples:\n  \
+      shmemrun -n 4 target/release/fft2d --verify\n  \
+      shmemrun -n 4 target/release/fft2d --size 4096 --device cpu --verify\n  \
+      shmemrun --profile novo-g -n 4 target/release/fft2d --size 2048 --verify"
+)]
+struct Args {
+    /// N: the image is N x N (at most 16384: a 2 GiB image).
+    #[arg(long, value_name = "N", default_value_t = 1024,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16384))]
+    size: usize,
+    /// Where the row and column FFTs run.
+    #[arg(long, value_enum, default_value_t = Device::Fpga)]
+    device: Device,
+    /// Seed of the input image.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// How many times faster than one CPU core a board computes FFTs (the kernel's
+    /// RATSS time is set from this and the CPU path's measured speed).
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    board_speedup: f64,
+    /// Fix the CPU path's speed (ns per point of a row FFT) instead of measuring it.
+    #[arg(long, value_name = "NS")]
+    cpu_ns_per_point: Option<f64>,
+    /// Compare the result with the serial 2D FFT (max error relative to the largest
+    /// magnitude <= 1e-4); prints "verified".
+    #[arg(long)]
+    verify: bool,
+    /// Skip the serial baseline (and so the speedup line); not with --verify.
+    #[arg(long, conflicts_with = "verify")]
+    no_baseline: bool,
+    /// Print the report as one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    n: usize,
+    n_pes: u32,
+    nodes: u32,
+    boards_per_node: u32,
+    profile: String,
+    device: Device,
+    board_speedup: Option<f64>,
+    cpu_ns_per_point: Option<f64>,
+    kernel_modeled_s: f64,
+    kernel_done_after_s: f64,
+    phases: Vec<Phase>,
+    parallel_s: f64,
+    corner_turn_share: f64,
+    serial_s: Option<f64>,
+    speedup: Option<f64>,
+    max_relative_error: Option<f64>,
+    verified: Option<bool>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fft2d: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Without an explicit `SHMEM_SYMMETRIC_SIZE`, makes the CPU heap big enough for this
+/// size (every PE computes the same value from the same job size).
+fn size_the_heap(n: usize) {
+    if std::env::var_os("SHMEM_SYMMETRIC_SIZE").is_some() {
+        return;
+    }
+    let pes = std::env::var(shmemplus::launch::ENV_N_PES)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
+    let need = (n / pes)
+        .saturating_mul(n)
+        .saturating_mul(size_of::<Complex32>());
+    let with_room = need.saturating_add(64 << 20).div_ceil(1 << 20);
+    if with_room > 128 {
+        // Before init, while this process has one thread.
+        std::env::set_var("SHMEM_SYMMETRIC_SIZE", format!("{with_room}M"));
+    }
+}
+
+/// A vector of `len` zeros, or an error that says how much memory was asked for.
+fn zeros(len: usize, what: &str) -> Result<Vec<Complex32>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        anyhow::anyhow!(
+            "cannot allocate {what} ({:.1} GiB): use a smaller --size or more PEs",
+            (len * size_of::<Complex32>()) as f64 / (1u64 << 30) as f64
+        )
+    })?;
+    v.resize(len, Complex32::new(0.0, 0.0));
+    Ok(v)
+}
+
+fn run(args: &Args) -> Result<()> {
+    let n = args.size;
+    size_the_heap(n);
+    let shmem = shmemplus::init()?;
+    let (me, p, topo) = (shmem.my_pe(), shmem.n_pes() as usize, shmem.topology());
+    if n % p != 0 {
+        bail!("--size {n} is not a multiple of the {p} PEs: rows are split in equal blocks");
+    }
+    let r = n / p;
+    let mut fft = RowFft::new(n);
+    let mut ct = CornerTurn::new(&shmem, n)?;
+    let boards = shmem.fpgas();
+
+    // With boards: this PE's rows split over its partitions of the node's boards.
+    let mut on_boards: Vec<(u32, usize, usize, SymVec<Complex32>)> = Vec::new();
+    let mut speed = None;
+    if args.device == Device::Fpga {
+        if boards == 0 {
+            return Err(Error::NoBoards)
+                .context("--device fpga needs boards: use --device cpu or shmemrun --fpgas N");
+        }
+        let per = r.div_ceil(boards as usize);
+        let mut first = 0;
+        for b in 0..boards {
+            let rows = per.min(r - first);
+            let obj = shmem.alloc::<Complex32>(per * n, Place::Fpga(b))?;
+            on_boards.push((b, first, rows, obj));
+            first += rows;
+        }
+        let cpu_s = match args.cpu_ns_per_point {
+            Some(ns) => ns * 1e-9,
+            None => calibrate(&shmem, &mut fft, args.seed)?,
+        };
+        let s = BoardSpeed {
+            cpu_seconds_per_element: cpu_s,
+            speedup: args.board_speedup,
+        };
+        let timing = s
+            .timing(kernel::pipeline_latency_cycles(n), kernel::ops_per_point(n))
+            .map_err(anyhow::Error::msg)
+            .context("--cpu-ns-per-point / --board-speedup")?;
+        for b in 0..boards {
+            shmem.fpga_configure(b, kernel::bitfile(&fft, timing))?;
+        }
+        speed = Some(s);
+    }
+
+    let mut timer = PhaseTimer::new(&shmem);
+    let mut rows = zeros(r * n, "this PE's rows")?;
+    timer.run("load", || -> Result<()> {
+        for (i, row) in rows.chunks_exact_mut(n).enumerate() {
+            input_row(args.seed, n, me as usize * r + i, row);
+        }
+        Ok(())
+    })?;
+    let (mut modeled, mut done_after) = (0.0f64, 0.0f64);
+    for pass in ["row FFTs", "column FFTs"] {
+        match args.device {
+            Device::Cpu => timer.run(pass, || -> Result<()> {
+                fft.rows(&mut rows);
+                Ok(())
+            })?,
+            Device::Fpga => {
+                timer.run("to boards", || -> Result<()> {
+                    for (_, first, count, obj) in &on_boards {
+                        if *count > 0 {
+                            shmem.put(obj, 0, &rows[first * n..][..count * n], me)?;
+                        }
+                    }
+                    Ok(shmem.quiet()?)
+                })?;
+                let (m, d) = timer.run(pass, || -> Result<(f64, f64)> {
+                    let mut runs = Vec::new();
+                    for (b, _, count, obj) in &on_boards {
+                        if *count > 0 {
+                            let a = [obj.heap_offset() as u64, *count as u64];
+                            runs.push((*b, shmem.fpga_start(*b, kernel::KERNEL, &a)?));
+                        }
+                    }
+                    let (mut m, mut d) = (0.0f64, 0.0f64);
+                    for (b, run) in runs {
+                        let done = run
+                            .wait()
+                            .map_err(|source| Error::Board { board: b, source })?;
+                        m = m.max(done.modeled_s);
+                        d = d.max(done.elapsed_s);
+                    }
+                    Ok((m, d))
+                })?;
+                modeled += m;
+                done_after += d;
+                timer.run("from boards", || -> Result<()> {
+                    for (_, first, count, obj) in &on_boards {
+                        if *count > 0 {
+                            shmem.get(obj, 0, &mut rows[first * n..][..count * n], me)?;
+                        }
+                    }
+                    Ok(())
+                })?;
+            }
+        }
+        timer.run("corner turns", || corner_turn(&shmem, &mut ct, &mut rows))?;
+    }
+    let parallel_s = timer.total() - timer.seconds("load");
+
+    // The result, for the check: every PE's rows into PE 0.
+    let mut result = Vec::new();
+    if args.verify {
+        shmem.local_write(ct.recv(), 0, &rows)?;
+        shmem.barrier_all()?;
+        if me == 0 {
+            result = zeros(n * n, "the gathered result")?;
+            for (pe, dst) in result.chunks_exact_mut(r * n).enumerate() {
+                shmem.get(ct.recv(), 0, dst, pe as u32)?;
+            }
+        }
+        shmem.barrier_all()?;
+    }
+    drop(rows);
+    for (_, _, _, obj) in on_boards {
+        shmem.free(obj)?;
+    }
+    ct.free(&shmem)?;
+
+    if me == 0 {
+        let mut report = Report {
+            n,
+            n_pes: topo.n_pes,
+            nodes: topo.nodes,
+            boards_per_node: boards,
+            profile: shmem.profile().name.clone(),
+            device: args.device,
+            board_speedup: speed.map(|s| s.speedup),
+            cpu_ns_per_point: speed.map(|s| s.cpu_seconds_per_element * 1e9),
+            kernel_modeled_s: modeled,
+            kernel_done_after_s: done_after,
+            phases: timer.phases().to_vec(),
+            parallel_s,
+            corner_turn_share: if parallel_s > 0.0 {
+                timer.seconds("corner turns") / parallel_s
+            } else {
+                0.0
+            },
+            serial_s: None,
+            speedup: None,
+            max_relative_error: None,
+            verified: None,
+        };
+        if !args.no_baseline {
+            let mut data = zeros(n * n, "the serial baseline's input")?;
+            for (i, row) in data.chunks_exact_mut(n).enumerate() {
+                input_row(args.seed, n, i, row);
+            }
+            // Written (so touched) before the clock starts, as the distributed run's
+            // buffers are.
+            let mut scratch = zeros(n * n, "the serial baseline's scratch")?;
+            let t = Instant::now();
+            fft2d(&mut fft, &mut data, &mut scratch);
+            let serial_s = t.elapsed().as_secs_f64();
+            report.serial_s = Some(serial_s);
+            report.speedup = (parallel_s > 0.0).then(|| serial_s / parallel_s);
+            if args.verify {
+                let e = max_relative_error(&result, &data);
+                report.max_relative_error = Some(e);
+                report.verified = Some(e <= TOLERANCE);
+            }
+        }
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print!("{}", text(&report));
+        }
+        if let Some(ok) = report.verified {
+            if !ok {
+                shmem.finalize()?;
+                bail!(
+                    "verification failed: max relative error {:e} > {TOLERANCE:e}",
+                    report.max_relative_error.unwrap_or(f64::NAN)
+                );
+            }
+            if !args.json {
+                println!("verified");
+            }
+        }
+    }
+    shmem.finalize()?;
+    Ok(())
+}
+
+/// The CPU path's seconds per point, measured on PE 0 on a few rows and shared with
+/// every PE (collective).
+fn calibrate(shmem: &shmemplus::Shmem, fft: &mut RowFft, seed: u64) -> Result<f64> {
+    let n = fft.len();
+    let speed = shmem.alloc::<f64>(1, Place::Cpu)?;
+    if shmem.my_pe() == 0 {
+        // At least 64 Ki points, at most 16 rows' worth of the real size.
+        let rows = (65536 / n).clamp(1, 16);
+        let mut sample = vec![Complex32::default(); rows * n];
+        for (i, row) in sample.chunks_exact_mut(n).enumerate() {
+            input_row(seed, n, i, row);
+        }
+        let mut work = sample.clone();
+        let s = seconds_per_element((rows * n) as u64, 3, || {
+            work.copy_from_slice(&sample);
+            fft.rows(&mut work);
+        });
+        for pe in 0..shmem.n_pes() {
+            shmem.put(&speed, 0, &[s], pe)?;
+        }
+    }
+    shmem.barrier_all()?;
+    let s = shmem.local_read_one(&speed, 0)?;
+    shmem.free(speed)?;
+    Ok(s)
+}
+
+fn text(r: &Report) -> String {
+    let mut s = String::new();
+    let mut line = |l: String| {
+        s.push_str(&l);
+        s.push('\n');
+    };
+    let mib = (r.n * r.n * size_of::<Complex32>()) as f64 / (1u64 << 20) as f64;
+    line(format!(
+        "fft2d: {n} x {n} complex f32 ({mib:.1} MiB), {} PEs on {} nodes, device {}, profile {}",
+        r.n_pes,
+        r.nodes,
+        match r.device {
+            Device::Cpu => "cpu".to_string(),
+            Device::Fpga => format!("fpga ({} board(s) per node)", r.boards_per_node),
+        },
+        r.profile,
+        n = r.n,
+    ));
+    if let (Some(sp), Some(ns)) = (r.board_speedup, r.cpu_ns_per_point) {
+        line(format!(
+            "board kernel (RATSS): boards {sp}x a CPU core at {ns:.3} ns/point; modeled {} ms, DONE after {} ms (both passes)",
+            ms(r.kernel_modeled_s),
+            ms(r.kernel_done_after_s)
+        ));
+    }
+    line(format!("{:<14}{:>12}{:>9}", "phase", "ms", "share"));
+    for p in &r.phases {
+        let share = if p.name == "load" || r.parallel_s <= 0.0 {
+            String::new()
+        } else {
+            format!("{:.1}%", 100.0 * p.seconds / r.parallel_s)
+        };
+        line(format!("{:<14}{:>12}{:>9}", p.name, ms(p.seconds), share));
+    }
+    line(format!(
+        "{:<14}{:>12}   (all phases after load; corner turns {:.1}%)",
+        "parallel",
+        ms(r.parallel_s),
+        100.0 * r.corner_turn_share
+    ));
+    if let Some(serial) = r.serial_s {
+        line(format!(
+            "serial rustfft 2D FFT on PE 0: {} ms; speedup {:.2}x",
+            ms(serial),
+            r.speedup.unwrap_or(0.0)
+        ));
+    }
+    if let Some(e) = r.max_relative_error {
+        line(format!(
+            "max relative error vs serial: {e:.2e} (tolerance {TOLERANCE:.0e})"
+        ));
+    }
+    s
+}

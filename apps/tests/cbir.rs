@@ -1,0 +1,224 @@
+//! `cbir` as real jobs: every device on 1, 2 and 4 PEs (also with two PEs per node),
+//! the three gather approaches on the emulated novo-g cluster, a directory of real
+//! images, and the errors a user can cause.
+
+mod common;
+
+use common::{failed_with, job, verified, Shape};
+use shmemplus_apps::cbir::generator::Synthetic;
+use shmemplus_apps::cbir::palette::colour;
+use shmemplus_apps::cbir::SIDE;
+use std::path::PathBuf;
+
+const CBIR: &str = env!("CARGO_BIN_EXE_cbir");
+/// Small and fixed: no start-up measurement, a few images per share.
+const SMALL: [&str; 4] = ["--images", "150", "--cpu-ns-per-pixel", "5"];
+
+fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    SMALL.iter().copied().chain(extra.iter().copied()).collect()
+}
+
+#[test]
+fn verifies_on_1_2_4_pes_on_every_device() {
+    for n in [1, 2, 4] {
+        for device in ["cpu", "fpga", "hybrid"] {
+            let shape = Shape {
+                n,
+                ..Shape::default()
+            };
+            let r = job(CBIR, &shape, &args(&["--verify", "--device", device]));
+            let out = verified(&r, &format!("{n} PEs, {device}"));
+            assert!(out.contains("all ranked first"), "{out}");
+            assert!(out.contains(&format!("{n} PEs on {n} nodes")), "{out}");
+            if device == "cpu" {
+                assert!(out.contains("all 150 images on CPUs"), "{out}");
+            } else {
+                assert!(out.contains("gather"), "{out}");
+            }
+        }
+    }
+}
+
+#[test]
+fn verifies_with_two_pes_per_node_and_two_boards() {
+    // Node leaders drive the boards; the other PE of each node computes on its CPU.
+    let shape = Shape {
+        n: 4,
+        pes_per_node: Some(2),
+        env: vec![("SHMEMPLUS_FPGAS", "2")],
+    };
+    for g in ["1", "2", "3"] {
+        let r = job(
+            CBIR,
+            &shape,
+            &args(&["--verify", "--gather", g, "--board-speedup", "2"]),
+        );
+        let out = verified(&r, &format!("gather {g}"));
+        assert!(out.contains("2 board(s) per node"), "{out}");
+        assert!(
+            out.contains("the model has cases for 1 or 4 boards"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn gather_approaches_on_novo_g_report_the_model() {
+    // 4 nodes x 4 boards: every approach verifies and prints its prediction.
+    let shape = Shape {
+        n: 4,
+        env: vec![("SHMEMPLUS_PROFILE", "novo-g")],
+        ..Shape::default()
+    };
+    let formulas = ["(4-6)", "(4-10)", "(4-8)"];
+    for (g, formula) in ["1", "2", "3"].into_iter().zip(formulas) {
+        let r = job(CBIR, &shape, &args(&["--verify", "--gather", g]));
+        let out = verified(&r, &format!("novo-g, gather {g}"));
+        assert!(out.contains(&format!("approach {g}:")), "{out}");
+        assert!(out.contains(formula), "{out}");
+        assert!(out.contains("measured/model"), "{out}");
+    }
+}
+
+#[test]
+fn json_report() {
+    let shape = Shape {
+        n: 2,
+        env: vec![("SHMEMPLUS_PROFILE", "novo-g")],
+        ..Shape::default()
+    };
+    let r = job(CBIR, &shape, &args(&["--verify", "--json", "--top-k", "3"]));
+    common::succeeded(&r);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout[0]).unwrap();
+    assert_eq!(v["verified"], true);
+    assert_eq!(v["top"].as_array().unwrap().len(), 3);
+    assert_eq!(v["gather"]["approach"], 2);
+    assert!(v["gather"]["predicted"]["seconds"].as_f64().unwrap() > 0.0);
+    let phases: Vec<&str> = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "load",
+            "to boards",
+            "compute",
+            "gather",
+            "gather cpus",
+            "sort"
+        ]
+    );
+}
+
+/// A fresh directory under the system's temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("shmemplus-apps-cbir-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes synthetic images as PNG files (palette colours, so they quantise back to
+/// the same indices); returns the planted positions.
+fn write_images(dir: &std::path::Path, n: u32) -> Vec<u32> {
+    let db = Synthetic::new(4, n, 2);
+    let save = |img: &shmemplus_apps::cbir::IndexedImage, path: PathBuf| {
+        let rgb = image::RgbImage::from_fn(SIDE as u32, SIDE as u32, |x, y| {
+            image::Rgb(colour(img.pixels()[y as usize * SIDE + x as usize]))
+        });
+        rgb.save(path).unwrap();
+    };
+    for i in 0..n {
+        save(&db.image(i), dir.join(format!("img{i:03}.png")));
+    }
+    save(&db.query(), dir.join("query.ppm"));
+    db.planted().to_vec()
+}
+
+#[test]
+fn a_directory_of_images() {
+    let dir = scratch("dir");
+    let planted = write_images(&dir, 12);
+    let query = dir.join("query.ppm");
+    let shape = Shape {
+        n: 2,
+        ..Shape::default()
+    };
+    let d = dir.to_str().unwrap();
+    let q = query.to_str().unwrap();
+    let r = job(
+        CBIR,
+        &shape,
+        &[
+            "--dir", d, "--images", "12", "--query", q, "--verify", "--top-k", "2", "--json",
+        ],
+    );
+    common::succeeded(&r);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout[0]).unwrap();
+    assert_eq!(v["verified"], true);
+    assert_eq!(v["images"], 12);
+    // The query file is in the directory too (as query.ppm, sorted after the PNGs) but
+    // only the first 12 images are used; its near-duplicates come first.
+    let mut top: Vec<u64> = v["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_u64().unwrap())
+        .collect();
+    top.sort_unstable();
+    assert_eq!(
+        top,
+        planted.iter().map(|&p| u64::from(p)).collect::<Vec<_>>()
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn loader_errors_end_the_job_with_the_path() {
+    let shape = Shape {
+        n: 2,
+        ..Shape::default()
+    };
+    let r = job(CBIR, &shape, &["--dir", "/nonexistent/shmemplus-cbir"]);
+    failed_with(
+        &r,
+        "cannot read the image directory /nonexistent/shmemplus-cbir",
+    );
+
+    let dir = scratch("corrupt");
+    write_images(&dir, 6);
+    let bad = dir.join("img004.png");
+    std::fs::write(&bad, b"\x89PNG\r\n\x1a\nnot really a png").unwrap();
+    let r = job(CBIR, &shape, &["--dir", dir.to_str().unwrap()]);
+    failed_with(&r, &format!("cannot load the image {}", bad.display()));
+
+    let r = job(
+        CBIR,
+        &shape,
+        &["--dir", dir.to_str().unwrap(), "--images", "99"],
+    );
+    failed_with(&r, "holds only 7 images");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn user_errors() {
+    let one = Shape {
+        n: 1,
+        env: vec![("SHMEMPLUS_FPGAS", "0")],
+        ..Shape::default()
+    };
+    let r = job(CBIR, &one, &args(&["--device", "fpga"]));
+    failed_with(&r, "--device fpga needs boards");
+    // Without boards, hybrid runs on the CPUs.
+    let r = job(CBIR, &one, &args(&["--verify"]));
+    verified(&r, "hybrid without boards");
+    let r = job(CBIR, &one, &args(&["--board-speedup", "0"]));
+    failed_with(&r, "speedup must be finite and > 0");
+    let r = job(CBIR, &one, &["--images", "0"]);
+    failed_with(&r, "--images must be at least 1");
+}

@@ -1,0 +1,74 @@
+//! Running the applications as real jobs through the launcher library (the code path of
+//! `shmemrun`), each bounded by a timeout and checked for leftovers.
+
+#![allow(dead_code)] // each test file uses a part
+
+use shmemplus_cli::launcher::{run_job, JobOutcome, JobReport, JobSpec, OutputMode};
+use std::time::Duration;
+
+/// A job's shape and environment.
+#[derive(Default, Clone)]
+pub struct Shape<'a> {
+    pub n: u32,
+    pub pes_per_node: Option<u32>,
+    pub env: Vec<(&'a str, &'a str)>,
+}
+
+/// Runs `program args...` with `shape`, captured output and a 60 s timeout; asserts
+/// that the job left nothing behind.
+pub fn job(program: &str, shape: &Shape<'_>, args: &[&str]) -> JobReport {
+    shmemplus_tests::isolate_cache();
+    let mut spec = JobSpec::new(shape.n, program);
+    spec.pes_per_node = shape.pes_per_node;
+    spec.args = args.iter().map(Into::into).collect();
+    spec.env = shape
+        .env
+        .iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
+    spec.output = OutputMode::Capture;
+    spec.timeout = Some(Duration::from_secs(60));
+    let report = run_job(&spec).expect("the launcher could start the job");
+    shmemplus_tests::assert_nothing_left(&report);
+    report
+}
+
+/// Asserts success and that PE 0 printed `verified`; returns PE 0's output.
+pub fn verified(r: &JobReport, what: &str) -> String {
+    assert_eq!(
+        r.outcome,
+        JobOutcome::Success,
+        "{what}\n{}",
+        shmemplus_tests::dump(r)
+    );
+    assert!(
+        r.stdout[0].lines().any(|l| l == "verified"),
+        "{what}\n{}",
+        shmemplus_tests::dump(r)
+    );
+    r.stdout[0].clone()
+}
+
+/// Asserts that the job failed and that some PE's stderr contains `needle`.
+pub fn failed_with(r: &JobReport, needle: &str) {
+    assert!(
+        matches!(r.outcome, JobOutcome::PeFailed { .. }),
+        "{}",
+        shmemplus_tests::dump(r)
+    );
+    assert!(
+        r.stderr.concat().contains(needle),
+        "wanted {needle:?}\n{}",
+        shmemplus_tests::dump(r)
+    );
+}
+
+/// Asserts that the job succeeded.
+pub fn succeeded(r: &JobReport) {
+    assert_eq!(
+        r.outcome,
+        JobOutcome::Success,
+        "{}",
+        shmemplus_tests::dump(r)
+    );
+}

@@ -1,0 +1,77 @@
+//! `fft2d` as real jobs: both devices on 1, 2 and 4 PEs, the emulated novo-g cluster,
+//! and the errors a user can cause.
+
+mod common;
+
+use common::{failed_with, job, verified, Shape};
+
+const FFT2D: &str = env!("CARGO_BIN_EXE_fft2d");
+
+#[test]
+fn verifies_on_1_2_4_pes_on_both_devices() {
+    for n in [1, 2, 4] {
+        for device in ["cpu", "fpga"] {
+            let shape = Shape {
+                n,
+                ..Shape::default()
+            };
+            let r = job(
+                FFT2D,
+                &shape,
+                &[
+                    "--size",
+                    "64",
+                    "--device",
+                    device,
+                    "--verify",
+                    "--cpu-ns-per-point",
+                    "2",
+                ],
+            );
+            let out = verified(&r, &format!("{n} PEs, {device}"));
+            assert!(out.contains("corner turns"), "{out}");
+            assert!(out.contains("speedup"), "{out}");
+            assert!(out.contains(&format!("device {device}")), "{out}");
+        }
+    }
+}
+
+#[test]
+fn verifies_on_novo_g_with_four_boards_and_uneven_rows() {
+    // 2 PEs of 30 rows each over 4 boards: 8, 8, 8 and 6 rows. Two PEs share a node.
+    let shape = Shape {
+        n: 2,
+        pes_per_node: Some(2),
+        env: vec![("SHMEMPLUS_PROFILE", "novo-g")],
+    };
+    let r = job(FFT2D, &shape, &["--size", "60", "--verify", "--json"]);
+    common::succeeded(&r);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout[0]).unwrap();
+    assert_eq!(v["verified"], true);
+    assert_eq!(v["boards_per_node"], 4);
+    assert!(v["max_relative_error"].as_f64().unwrap() <= 1e-4);
+    assert!(v["kernel_modeled_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn user_errors() {
+    let four = Shape {
+        n: 4,
+        ..Shape::default()
+    };
+    let r = job(FFT2D, &four, &["--size", "30"]);
+    failed_with(&r, "--size 30 is not a multiple of the 4 PEs");
+    let none = Shape {
+        n: 1,
+        env: vec![("SHMEMPLUS_FPGAS", "0")],
+        ..Shape::default()
+    };
+    let r = job(FFT2D, &none, &["--size", "8", "--device", "fpga"]);
+    failed_with(&r, "--device fpga needs boards");
+    let r = job(
+        FFT2D,
+        &none,
+        &["--size", "8", "--device", "cpu", "--verify"],
+    );
+    verified(&r, "cpu without boards");
+}
