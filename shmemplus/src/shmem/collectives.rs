@@ -104,7 +104,8 @@ impl Shmem {
             state.arrivals += chunks as u64;
         }
         state.colls += 1;
-        Ok(())
+        // This PE's own copy may have travelled as an AM (`am` conduit, boards).
+        self.inner.am.quiet()
     }
 
     /// Concatenates `nelems` elements of every member's `source` into `dest` on every
@@ -240,7 +241,8 @@ impl Shmem {
         state.arrivals += u64::from(n - 1);
         self.inner.await_arrivals(t, state.arrivals);
         state.colls += 1;
-        Ok(())
+        // The block to this PE itself may have travelled as an AM.
+        self.inner.am.quiet()
     }
 
     /// Combines `nreduce` elements of every member's `source` with `op` into `dest` on
@@ -304,9 +306,9 @@ impl Shmem {
         state.arrivals += n as u64 - 1;
         self.inner.await_arrivals(t, state.arrivals);
         state.colls += 1;
-        // A board destination written by this PE's own DMA is complete already; AM
-        // puts to other members completed before their arrival was signalled.
-        Ok(())
+        // Puts to other members completed before their arrival was signalled; the one
+        // to this PE itself may have travelled as an AM.
+        self.inner.am.quiet()
     }
 }
 
