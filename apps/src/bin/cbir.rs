@@ -326,11 +326,9 @@ fn run(args: &Args) -> Result<()> {
         }
         if me == ROOT {
             let q = source.query()?;
-            let f = correlogram(q.pixels(), SIDE, SIDE);
-            for pe in 0..shmem.n_pes() {
-                shmem.put(&query_cpu, 0, &f, pe)?;
-            }
+            shmem.local_write(&query_cpu, 0, &correlogram(q.pixels(), SIDE, SIDE))?;
         }
+        shmem.broadcast(&shmem.team_world(), &query_cpu, &query_cpu, FEATURES, ROOT)?;
         Ok((cpu, on_board))
     })?;
     let mut query: Features = [0; FEATURES];
@@ -350,11 +348,9 @@ fn run(args: &Args) -> Result<()> {
                         }
                     });
                     std::hint::black_box(sink);
-                    for pe in 0..shmem.n_pes() {
-                        shmem.put(&speed_cpu, 0, &[s], pe)?;
-                    }
+                    shmem.local_write(&speed_cpu, 0, &[s])?;
                 }
-                shmem.barrier_all()?;
+                shmem.broadcast(&shmem.team_world(), &speed_cpu, &speed_cpu, 1, ROOT)?;
                 shmem.local_read_one(&speed_cpu, 0)?
             }
         };

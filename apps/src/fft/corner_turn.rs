@@ -9,22 +9,21 @@
 //! 3. unpacks: slot `p`'s row `j` is the piece `p*R ..` of transposed row `j`.
 //!
 //! This module owns that data movement. Step 2 is the one place where PEs exchange
-//! data, and it is written for the library's future `alltoall`: today it is one `put`
-//! per destination in rotated order (PE `p` starts with `p + 1`, so that not every PE
-//! hits PE 0 first) between two barriers.
+//! data: the library's `alltoall` over the world team (each PE puts its blocks straight
+//! into the others' receive objects, starting with its right neighbour; the collective
+//! opens with a barrier, so no PE overwrites a receive object another still unpacks).
 
 use super::serial::transpose_strided;
 use super::Complex32;
 use shmemplus::{Place, Shmem, SymVec};
 
-/// The buffers of the corner turns of one matrix size and job: the symmetric receive
-/// object and a private send area, each `R * N` elements. Make them once; use them for
-/// every turn.
+/// The buffers of the corner turns of one matrix size and job: the symmetric send and
+/// receive objects, each `R * N` elements. Make them once; use them for every turn.
 pub struct CornerTurn {
     n: usize,
     rows: usize,
     recv: SymVec<Complex32>,
-    send: Vec<Complex32>,
+    send: SymVec<Complex32>,
 }
 
 impl CornerTurn {
@@ -39,21 +38,15 @@ impl CornerTurn {
         }
         let rows = n / p;
         let recv = shmem.alloc::<Complex32>(rows * n, Place::Cpu)?;
+        let send = shmem.alloc::<Complex32>(rows * n, Place::Cpu)?;
         // Touch both buffers now, so that the turns do not pay for first-touch page
         // faults (measured: the first turn of 128 MiB took 7x longer than the next).
-        let mut send = Vec::new();
-        send.try_reserve_exact(rows * n).map_err(|_| {
-            anyhow::anyhow!(
-                "cannot allocate the corner turn's send area of {} elements",
-                rows * n
-            )
-        })?;
-        // Written element by element, so its pages are touched now.
-        send.resize(rows * n, Complex32::new(0.0, 0.0));
-        let zeros = &send[..send.len().min(1 << 17)];
-        for at in (0..send.len()).step_by(zeros.len()) {
-            let k = zeros.len().min(send.len() - at);
-            shmem.local_write(&recv, at, &zeros[..k])?;
+        let zeros = vec![Complex32::new(0.0, 0.0); (rows * n).min(1 << 17)];
+        for obj in [&recv, &send] {
+            for at in (0..rows * n).step_by(zeros.len().max(1)) {
+                let k = zeros.len().min(rows * n - at);
+                shmem.local_write(obj, at, &zeros[..k])?;
+            }
         }
         Ok(CornerTurn {
             n,
@@ -73,8 +66,9 @@ impl CornerTurn {
         &self.recv
     }
 
-    /// Frees the receive object (collective).
+    /// Frees the send and receive objects (collective).
     pub fn free(self, shmem: &Shmem) -> shmemplus::Result<()> {
+        shmem.free(self.send)?;
         shmem.free(self.recv)
     }
 }
@@ -95,29 +89,21 @@ pub fn corner_turn(
         "corner_turn: this PE holds R x N elements"
     );
     let p = shmem.n_pes() as usize;
-    let me = shmem.my_pe() as usize;
 
     // 1. Pack: send[q*R*R + j*R + i] = rows[i*N + q*R + j].
-    for (q, dst) in ct.send.chunks_exact_mut(block).enumerate() {
-        transpose_strided(&rows[q * r..], n, dst, r, r, r);
+    {
+        // SAFETY: only this PE touches its copy of `send`: the alltoall below pushes
+        // from each PE's own send object (nobody reads another's), and no other code
+        // holds a slice of it; the slice ends before the alltoall starts.
+        let send = unsafe { shmem.local_slice_mut(&ct.send)? };
+        for (q, dst) in send.chunks_exact_mut(block).enumerate() {
+            transpose_strided(&rows[q * r..], n, dst, r, r, r);
+        }
     }
 
-    // 2. Exchange: the all-to-all. When the library has
-    //    `alltoall(&team, &dest, &src, count_per_pe)`, make `send` a symmetric object
-    //    and replace this step with `shmem.alltoall(&team, &ct.recv, &send, block)`.
-    //    The first barrier keeps a fast PE from overwriting a receive object that a
-    //    slow PE is still unpacking from the previous turn.
-    shmem.barrier_all()?;
-    for k in 1..=p {
-        let q = (me + k) % p;
-        shmem.put(
-            &ct.recv,
-            me * block,
-            &ct.send[q * block..][..block],
-            q as u32,
-        )?;
-    }
-    shmem.barrier_all()?;
+    // 2. Exchange: block q of every PE's send object lands in slot p of PE q's recv.
+    shmem.alltoall(&shmem.team_world(), &ct.recv, &ct.send, block)?;
+    debug_assert_eq!(p * block, ct.send.len());
 
     // 3. Unpack: transposed row j, columns s*R.., is row j of the block from PE s.
     for s in 0..p {
