@@ -121,9 +121,11 @@ fn size_the_heap(n: usize) {
         .and_then(|v| v.parse::<usize>().ok())
         .unwrap_or(1)
         .max(1);
+    // The corner turn's send and receive objects, R x N elements each.
     let need = (n / pes)
         .saturating_mul(n)
-        .saturating_mul(size_of::<Complex32>());
+        .saturating_mul(size_of::<Complex32>())
+        .saturating_mul(2);
     let with_room = need.saturating_add(64 << 20).div_ceil(1 << 20);
     if with_room > 128 {
         // Before init, while this process has one thread.
