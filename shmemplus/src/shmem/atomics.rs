@@ -446,6 +446,25 @@ impl Shmem {
         })
     }
 
+    /// The included indices of `ivars` and which of them satisfy the comparison now.
+    fn test_now<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        skip: Option<&[bool]>,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<(usize, Vec<usize>)> {
+        let idx = Self::included(ivars.len(), skip)?;
+        let mut w = Vec::new();
+        self.read_words(ivars, &mut w)?;
+        let hits = idx
+            .iter()
+            .copied()
+            .filter(|&i| cmp.holds(w[i], value))
+            .collect();
+        Ok((idx.len(), hits))
+    }
+
     /// Whether every included element satisfies the comparison now (`shmem_test_all`).
     pub fn test_all<T: AtomicInt>(
         &self,
@@ -454,10 +473,8 @@ impl Shmem {
         cmp: Cmp,
         value: T,
     ) -> Result<bool> {
-        let idx = Self::included(ivars.len(), skip)?;
-        let mut w = Vec::new();
-        self.read_words(ivars, &mut w)?;
-        Ok(idx.iter().all(|&i| cmp.holds(w[i], value)))
+        let (included, hits) = self.test_now(ivars, skip, cmp, value)?;
+        Ok(hits.len() == included)
     }
 
     /// An included element that satisfies the comparison now, if any (`shmem_test_any`).
@@ -468,10 +485,7 @@ impl Shmem {
         cmp: Cmp,
         value: T,
     ) -> Result<Option<usize>> {
-        let idx = Self::included(ivars.len(), skip)?;
-        let mut w = Vec::new();
-        self.read_words(ivars, &mut w)?;
-        Ok(idx.iter().copied().find(|&i| cmp.holds(w[i], value)))
+        Ok(self.test_now(ivars, skip, cmp, value)?.1.first().copied())
     }
 
     /// The included elements that satisfy the comparison now (`shmem_test_some`).
@@ -482,13 +496,7 @@ impl Shmem {
         cmp: Cmp,
         value: T,
     ) -> Result<Vec<usize>> {
-        let idx = Self::included(ivars.len(), skip)?;
-        let mut w = Vec::new();
-        self.read_words(ivars, &mut w)?;
-        Ok(idx
-            .into_iter()
-            .filter(|&i| cmp.holds(w[i], value))
-            .collect())
+        Ok(self.test_now(ivars, skip, cmp, value)?.1)
     }
 
     // ------------------------------------------------------------ signals
