@@ -218,13 +218,16 @@ impl Emulation {
 
     /// A packetized transfer (see `charge_packets_on`) with the waiting its operation
     /// needs: a put records the delivery for `quiet` and waits until the last packet
-    /// has left its source; a get waits until the last packet is delivered.
+    /// has left its source; a get waits until the last packet is delivered. A
+    /// `deferred` (non-blocking) transfer of either kind only records its delivery for
+    /// `quiet`, so several of them overlap on the cluster's resources.
     pub fn transfer_packets(
         &self,
         op: RmaOp,
         bytes: usize,
         packet: usize,
         start_ns: u64,
+        deferred: bool,
         hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
     ) {
         let line = |r| self.timeline(r);
@@ -234,6 +237,10 @@ impl Emulation {
             return;
         };
         match op {
+            _ if deferred => {
+                self.undelivered_until
+                    .fetch_max(delivered, Ordering::AcqRel);
+            }
             RmaOp::Put => {
                 self.undelivered_until
                     .fetch_max(delivered, Ordering::AcqRel);

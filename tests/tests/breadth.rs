@@ -277,6 +277,11 @@ fn nbi_puts_and_gets_are_complete_after_quiet() {
     }
 }
 
+#[test]
+fn nbi_board_reads_overlap_in_modeled_time() {
+    run_case(1, None, "shm", "novo-g", &["nbi-overlap"]);
+}
+
 // ------------------------------------------------------------------- bad input
 
 #[test]

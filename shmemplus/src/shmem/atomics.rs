@@ -16,8 +16,9 @@
 //! - `put_signal` delivers the data before the signal: a PE that sees the signal (with
 //!   `signal_wait_until`, `wait_until` or `signal_fetch`) sees the data.
 //! - `put_nbi` and `get_nbi` are completed by `quiet` (a `get_nbi`'s data may be read
-//!   only after it). Today both finish their transfer before returning, which the
-//!   specification allows; programs must not rely on it.
+//!   only after it). Today both move their bytes before returning, but on an emulated
+//!   cluster their modeled time runs on until `quiet`, so several overlap on the
+//!   network and the boards' DMA channels; programs must not rely on the early bytes.
 //! - `wait_until` returns once the word satisfies the comparison; stores into the word
 //!   by other PEs are seen without polling a core to death: the waiter spins briefly,
 //!   yields, then sleeps on a futex that writers wake (puts wake lazily, at the
@@ -65,7 +66,14 @@ impl Shmem {
         )?;
         if let Some(start) = start {
             let rma = if fetching { RmaOp::Get } else { RmaOp::Put };
-            self.emulate(rma, None, (target, obj.place, offset), T::WIDTH, start);
+            self.emulate(
+                rma,
+                None,
+                (target, obj.place, offset),
+                T::WIDTH,
+                start,
+                false,
+            );
         }
         Ok(T::from_bits(old))
     }
@@ -577,7 +585,9 @@ impl Shmem {
     // ------------------------------------------------------------ non-blocking RMA
 
     /// Starts a put of `src` into `dest[index..]` on PE `pe`; `quiet` completes it
-    /// (`shmem_put_nbi`). `src` may be reused at once.
+    /// (`shmem_put_nbi`). `src` may be reused at once. On an emulated cluster the
+    /// transfer's modeled time is waited for at `quiet`, so non-blocking transfers to
+    /// different boards or nodes overlap.
     pub fn put_nbi<T: Pod>(
         &self,
         dest: &SymVec<T>,
@@ -585,7 +595,7 @@ impl Shmem {
         src: &[T],
         pe: u32,
     ) -> Result<()> {
-        self.put(dest, index, src, pe)
+        self.put_with(dest, index, src, pe, true)
     }
 
     /// Starts a get of `count` elements of `src[src_index..]` on PE `pe` into this PE's
@@ -600,7 +610,8 @@ impl Shmem {
         count: usize,
         pe: u32,
     ) -> Result<()> {
-        self.get_into(dest, dest_index, src, src_index, count, pe)
+        let (local, remote, bytes) = self.get_route(dest, dest_index, src, src_index, count, pe)?;
+        self.transfer_between(RmaOp::Get, local, remote, bytes, true)
     }
 
     // ------------------------------------------------------------ locks
@@ -637,7 +648,7 @@ impl Shmem {
         inner.wait_word(0, offset, |w| w & SERVING == ticket)?;
         if let Some(start) = start {
             // One modeled fetch for the poll that saw the lock free.
-            self.emulate(RmaOp::Get, None, (0, Place::Cpu, offset), 8, start);
+            self.emulate(RmaOp::Get, None, (0, Place::Cpu, offset), 8, start, false);
         }
         Ok(())
     }

@@ -853,6 +853,19 @@ impl Shmem {
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
     pub fn put<T: Pod>(&self, dest: &SymVec<T>, index: usize, src: &[T], pe: u32) -> Result<()> {
+        self.put_with(dest, index, src, pe, false)
+    }
+
+    /// `put`, whose modeled time is waited for now or (`deferred`, for `put_nbi`) at
+    /// the next `quiet`.
+    pub(super) fn put_with<T: Pod>(
+        &self,
+        dest: &SymVec<T>,
+        index: usize,
+        src: &[T],
+        pe: u32,
+        deferred: bool,
+    ) -> Result<()> {
         let inner = self.live()?;
         let target = self.check_pe(pe)?;
         let (offset, bytes) = self.locate(dest, index, src.len())?;
@@ -862,7 +875,8 @@ impl Shmem {
         let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
         self.move_in(target, dest.place, offset, src_bytes)?;
         if let Some(start) = start {
-            self.emulate(RmaOp::Put, None, (target, dest.place, offset), bytes, start);
+            let remote = (target, dest.place, offset);
+            self.emulate(RmaOp::Put, None, remote, bytes, start, deferred);
         }
         Ok(())
     }
@@ -876,7 +890,14 @@ impl Shmem {
         let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
         self.move_out(target, src.place, offset, bytemuck::cast_slice_mut(dst))?;
         if let Some(start) = start {
-            self.emulate(RmaOp::Get, None, (target, src.place, offset), bytes, start);
+            self.emulate(
+                RmaOp::Get,
+                None,
+                (target, src.place, offset),
+                bytes,
+                start,
+                false,
+            );
         }
         Ok(())
     }
@@ -910,7 +931,7 @@ impl Shmem {
         let (src_off, bytes) = self.locate(src, src_index, count)?;
         let (dest_off, _) = self.locate(dest, dest_index, count)?;
         let (local, remote) = ((src.place, src_off), (target, dest.place, dest_off));
-        self.transfer_between(RmaOp::Put, local, remote, bytes)
+        self.transfer_between(RmaOp::Put, local, remote, bytes, false)
     }
 
     /// Copies `count` elements of `src[src_index..]` on PE `pe` into this PE's own copy
@@ -925,23 +946,39 @@ impl Shmem {
         count: usize,
         pe: u32,
     ) -> Result<()> {
+        let (local, remote, bytes) = self.get_route(dest, dest_index, src, src_index, count, pe)?;
+        self.transfer_between(RmaOp::Get, local, remote, bytes, false)
+    }
+
+    /// The checked (local, remote, bytes) of a get from `src[src_index..]` on PE `pe`
+    /// into this PE's `dest[dest_index..]`.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn get_route<T: Pod>(
+        &self,
+        dest: &SymVec<T>,
+        dest_index: usize,
+        src: &SymVec<T>,
+        src_index: usize,
+        count: usize,
+        pe: u32,
+    ) -> Result<((Place, usize), (usize, Place, usize), usize)> {
         self.live()?;
         let target = self.check_pe(pe)?;
         let (src_off, bytes) = self.locate(src, src_index, count)?;
         let (dest_off, _) = self.locate(dest, dest_index, count)?;
-        let (local, remote) = ((dest.place, dest_off), (target, src.place, src_off));
-        self.transfer_between(RmaOp::Get, local, remote, bytes)
+        Ok(((dest.place, dest_off), (target, src.place, src_off), bytes))
     }
 
     /// A transfer between this PE's own `local` (place, offset) and `remote` (PE,
     /// place, offset), staged in `STAGE_BYTES` pieces: a put reads local and writes
     /// remote, a get the other way round. Offsets were checked by the caller.
-    fn transfer_between(
+    pub(super) fn transfer_between(
         &self,
         op: RmaOp,
         (place, offset): (Place, usize),
         remote: (usize, Place, usize),
         bytes: usize,
+        deferred: bool,
     ) -> Result<()> {
         let start = self.inner.emulation.as_ref().map(|_| netsim::now_ns());
         let (target, remote_place, remote_offset) = remote;
@@ -968,7 +1005,7 @@ impl Shmem {
                 inner.wake_later(target);
             }
             if let Some(start) = start {
-                self.emulate(op, Some((place, offset)), remote, bytes, start);
+                self.emulate(op, Some((place, offset)), remote, bytes, start, deferred);
             }
             return Ok(());
         }
@@ -987,7 +1024,7 @@ impl Shmem {
             }
         }
         if let Some(start) = start {
-            self.emulate(op, Some((place, offset)), remote, bytes, start);
+            self.emulate(op, Some((place, offset)), remote, bytes, start, deferred);
         }
         Ok(())
     }
@@ -1124,6 +1161,7 @@ impl Shmem {
         remote: (usize, Place, usize),
         bytes: usize,
         start: u64,
+        deferred: bool,
     ) {
         let Some(emu) = &self.inner.emulation else {
             return;
@@ -1139,7 +1177,7 @@ impl Shmem {
             .unwrap_or_default()
         };
         let packet = self.packet_size(op, local.map(|l| l.0), (pe, place), bytes, &mut hops_of);
-        emu.transfer_packets(op, bytes, packet, start, &mut hops_of);
+        emu.transfer_packets(op, bytes, packet, start, deferred, &mut hops_of);
     }
 
     /// The packet size for a transfer of `bytes` on a route (`bytes` = one packet).
