@@ -4,7 +4,8 @@
 //! `finalize`.
 //!
 //! This module owns the public API and its argument checking, and sequences start-up
-//! and shutdown. It must not implement transports (`am`, `segment`), waiting (`sync`)
+//! and shutdown; its submodules hold the atomics and point-to-point calls (`atomics`),
+//! teams (`teams`) and collectives (`collectives`). It must not implement transports (`am`, `segment`), waiting (`sync`)
 //! or allocation policy (`heap`); it calls them.
 //!
 //! # Memory model (OpenSHMEM 1.5, sections 9.5.x and 9.6)
@@ -45,8 +46,9 @@ use std::thread::JoinHandle;
 pub enum Place {
     /// The PE's host memory (its CPU symmetric heap).
     Cpu,
-    /// Board `b` of the PE's node. Not available yet: the boards arrive with the FPGA
-    /// issue, and allocating here returns [`Error::PlaceUnavailable`].
+    /// This PE's partition of board `b` of its node (`shmemrun --fpgas N` or the
+    /// profile sets the boards per node; a board that does not exist is
+    /// [`Error::InvalidBoard`] or [`Error::NoBoards`]).
     Fpga(u32),
 }
 
@@ -171,7 +173,8 @@ struct Inner {
     /// Highest barrier epoch this PE used in any team: a new team starts above every
     /// member's, so stale flags in a reused slot never satisfy its barriers.
     epoch_high: std::sync::atomic::AtomicU64,
-    /// Per PE: this PE stored into its CPU heap since the last wake-up (see `wake`).
+    /// Per PE: this PE stored into its CPU heap since the last wake-up (see
+    /// `Inner::wake_later`).
     wake_pending: Vec<AtomicBool>,
     /// Some entry of `wake_pending` may be set.
     any_wake_pending: AtomicBool,
