@@ -546,14 +546,7 @@ fn gather(a: &GatherArgs) -> Result<Report, String> {
         a.combined_net_ms.map(|t| t * 1e-3),
     )
     .map_err(|e| e.to_string())?;
-    let eq = match (approach, a.boards_per_node) {
-        (GatherApproach::OneGetEach, 1) => "(n-1)*(Tr+Tn) + Tr  (4-5)",
-        (GatherApproach::OneGetEach, _) => "4*[(n-1)*(Tr+Tn) + Tr]  (4-6)",
-        (GatherApproach::PutFromEachBoard, 1) => "Tr + (n-1)*Tn  (4-9)",
-        (GatherApproach::PutFromEachBoard, _) => "4*[Tr + (n-1)*Tn]  (4-10)",
-        (GatherApproach::CollectThenPut, 1) => "Tr + (n-1)*Tn  (4-7)",
-        (GatherApproach::CollectThenPut, _) => "4*Tr + (n-1)*Tn'  (4-8)",
-    };
+    let eq = approach.formula(a.boards_per_node);
     let json = serde_json::to_value(GatherJson {
         time_ms: t * 1e3,
         approach: a.approach,

@@ -382,6 +382,24 @@ impl GatherApproach {
             GatherApproach::CollectThenPut => 3,
         }
     }
+
+    /// The approach's equation for `boards_per_node` boards (1, else the four-board
+    /// form), as MODEL.md writes it, with its number, for reports.
+    ///
+    /// ```
+    /// use shmemplus::model::GatherApproach;
+    /// assert_eq!(GatherApproach::PutFromEachBoard.formula(4), "4*[Tr + (n-1)*Tn]  (4-10)");
+    /// ```
+    pub fn formula(self, boards_per_node: u32) -> &'static str {
+        match (self, boards_per_node) {
+            (GatherApproach::OneGetEach, 1) => "(n-1)*(Tr+Tn) + Tr  (4-5)",
+            (GatherApproach::OneGetEach, _) => "4*[(n-1)*(Tr+Tn) + Tr]  (4-6)",
+            (GatherApproach::PutFromEachBoard, 1) => "Tr + (n-1)*Tn  (4-9)",
+            (GatherApproach::PutFromEachBoard, _) => "4*[Tr + (n-1)*Tn]  (4-10)",
+            (GatherApproach::CollectThenPut, 1) => "Tr + (n-1)*Tn  (4-7)",
+            (GatherApproach::CollectThenPut, _) => "4*Tr + (n-1)*Tn'  (4-8)",
+        }
+    }
 }
 
 /// Seconds to gather results from `nodes` nodes of `boards_per_node` boards (1 or 4) on

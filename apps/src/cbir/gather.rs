@@ -118,18 +118,6 @@ pub struct Prediction {
     pub board_share_bytes: u64,
 }
 
-/// The equation of MODEL.md section 4 for an approach and a board count (1 or 4).
-pub fn formula(approach: GatherApproach, boards: u32) -> &'static str {
-    match (approach, boards) {
-        (GatherApproach::OneGetEach, 1) => "(n-1)*(Tr+Tn) + Tr  (4-5)",
-        (GatherApproach::OneGetEach, _) => "4*[(n-1)*(Tr+Tn) + Tr]  (4-6)",
-        (GatherApproach::PutFromEachBoard, 1) => "Tr + (n-1)*Tn  (4-9)",
-        (GatherApproach::PutFromEachBoard, _) => "4*[Tr + (n-1)*Tn]  (4-10)",
-        (GatherApproach::CollectThenPut, 1) => "Tr + (n-1)*Tn  (4-7)",
-        (GatherApproach::CollectThenPut, _) => "4*Tr + (n-1)*Tn'  (4-8)",
-    }
-}
-
 /// What each approach does, in a few words.
 pub fn describe(approach: GatherApproach) -> &'static str {
     match approach {
@@ -186,7 +174,7 @@ pub fn predict(shmem: &Shmem, plan: &Plan, approach: GatherApproach) -> Result<P
         .map_err(|e| e.to_string())?;
     Ok(Prediction {
         seconds,
-        formula: formula(approach, boards),
+        formula: approach.formula(boards),
         tr_s: tr,
         tn_s: tn,
         tn_combined_s: tn_combined,
