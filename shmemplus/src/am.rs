@@ -18,7 +18,7 @@
 
 use crate::error::Error;
 use crate::segment::{JobSegments, RingHeader};
-use crate::sync::{notify, WaitPolicy};
+use crate::sync::{notify, Poll, WaitPolicy};
 use bytemuck::{Pod, Zeroable};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -363,8 +363,17 @@ impl AmEngine {
             let _g = lock.lock().unwrap_or_else(|p| p.into_inner());
             if !ring.try_push(h, payload) {
                 let space = &self.segs.mine().control().space_signal;
-                self.policy
-                    .wait(space, || ring.try_push(h, payload), || self.pump_replies());
+                // The push is the poll: it answers Ready exactly when it placed the
+                // record, and the wait never polls again after that.
+                self.policy.wait(space, || {
+                    if ring.try_push(h, payload) {
+                        Poll::Ready(())
+                    } else if self.pump_replies() {
+                        Poll::Progress
+                    } else {
+                        Poll::Idle
+                    }
+                });
             }
         }
         // Requests wake the target's progress thread. Replies wake the target's user
@@ -397,7 +406,7 @@ impl AmEngine {
     /// Waits for a pending operation, then removes it and returns its reply payload.
     fn finish(&self, to: usize, token: u64, p: &Pending) -> Result<Vec<u8>, Error> {
         let signal = &self.segs.mine().control().user_signal;
-        self.policy.wait(
+        self.policy.wait_until(
             signal,
             || p.done.load(Ordering::Acquire),
             || self.pump_replies(),
@@ -594,10 +603,18 @@ impl AmEngine {
     }
 
     /// Drains every reply ring of this PE, completing pending operations. Returns
-    /// whether anything was drained. Only one thread pumps at a time; others return.
+    /// whether there was reply work: records drained here, or records waiting while
+    /// another thread holds the pump.
+    ///
+    /// Only one thread pumps at a time. A waiter that finds the pump taken must not
+    /// sleep while a reply sits in a ring: the holder may have scanned that ring before
+    /// the record landed, and the replier's notify may have come before the waiter
+    /// registered as a sleeper, so nobody would wake it for a whole sleep slice. Hence
+    /// the answer `true` when records are waiting: the waiter keeps polling, and takes
+    /// the pump itself as soon as the holder lets go.
     pub fn pump_replies(&self) -> bool {
         let Ok(_g) = self.reply_pump.try_lock() else {
-            return false;
+            return self.has_replies();
         };
         let (me, n) = (self.me(), self.n());
         let mut did = false;
@@ -704,6 +721,11 @@ impl AmEngine {
         did
     }
 
+    fn has_replies(&self) -> bool {
+        let (me, n) = (self.me(), self.n());
+        (0..n).any(|i| !Ring::of(&self.segs, me, n + i).is_empty())
+    }
+
     fn has_requests(&self) -> bool {
         let (me, n) = (self.me(), self.n());
         (0..n).any(|i| !Ring::of(&self.segs, me, i).is_empty())
@@ -715,7 +737,7 @@ impl AmEngine {
         let signal = &self.segs.mine().control().progress_signal;
         let idle = WaitPolicy {
             spin: self.policy.spin.min(std::time::Duration::from_micros(20)),
-            yield_for: self.policy.yield_for,
+            ..self.policy
         };
         while !self.shutdown.load(Ordering::Acquire) {
             let a = self.serve_requests();
@@ -725,7 +747,7 @@ impl AmEngine {
             }
             let b = self.pump_replies();
             if !(a || b) {
-                idle.wait(
+                idle.wait_until(
                     signal,
                     || self.shutdown.load(Ordering::Acquire) || self.has_requests(),
                     || false,

@@ -19,8 +19,8 @@ use crate::segment::{Padded, SignalWord};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// How long a sleeping waiter stays in the kernel before it looks again (so a wait is
-/// never stuck on a lost wake-up, and shutdown is noticed).
+/// How long a sleeping waiter stays in the kernel before it looks again by default (so
+/// a wait is never stuck on a lost wake-up, and shutdown is noticed).
 const SLEEP_SLICE: Duration = Duration::from_millis(50);
 
 /// Wakes the sleepers of `signal`, if any, after the caller made its condition true.
@@ -49,6 +49,9 @@ pub struct WaitPolicy {
     pub spin: Duration,
     /// Then poll with `sched_yield` between checks this long.
     pub yield_for: Duration,
+    /// Then sleep on the signal at most this long before polling again (a safety net:
+    /// a correct notify wakes the sleeper at once).
+    pub sleep_slice: Duration,
 }
 
 impl WaitPolicy {
@@ -61,6 +64,7 @@ impl WaitPolicy {
             WaitPolicy {
                 spin: Duration::from_micros(50),
                 yield_for: Duration::from_micros(200),
+                sleep_slice: SLEEP_SLICE,
             }
         } else {
             WaitPolicy {
@@ -69,30 +73,32 @@ impl WaitPolicy {
                 // an 8-PE barrier twice as slow (32 us against 14 us).
                 spin: Duration::ZERO,
                 yield_for: Duration::from_micros(500),
+                sleep_slice: SLEEP_SLICE,
             }
         }
     }
 
-    /// Waits until `ready()` is true, calling `work()` (for example draining replies)
-    /// between checks and sleeping on `signal` when the spin and yield phases are over.
-    /// `work` returning true counts as progress and restarts the spin phase.
-    pub fn wait(
-        &self,
-        signal: &SignalWord,
-        mut ready: impl FnMut() -> bool,
-        mut work: impl FnMut() -> bool,
-    ) {
+    /// Waits until `poll()` answers [`Poll::Ready`] and returns its value.
+    ///
+    /// Every answer of `poll` is acted upon, so a poll may have side effects (push a
+    /// record, apply an operation) as long as it answers `Ready` when it did what the
+    /// caller waits for: `Ready` returns at once, `Progress` restarts the spin phase,
+    /// `Idle` lets the wait go on to spinning, yielding and then sleeping on `signal`.
+    /// The poll made while registered as a sleeper (see the module doc) is one of
+    /// these calls too: nothing it does is thrown away.
+    pub fn wait<T>(&self, signal: &SignalWord, mut poll: impl FnMut() -> Poll<T>) -> T {
         let mut phase_start = Instant::now();
         let mut elapsed = Duration::ZERO;
         let mut polls: u32 = 0;
         loop {
-            if ready() {
-                return;
-            }
-            if work() {
-                phase_start = Instant::now();
-                elapsed = Duration::ZERO;
-                continue;
+            match poll() {
+                Poll::Ready(value) => return value,
+                Poll::Progress => {
+                    phase_start = Instant::now();
+                    elapsed = Duration::ZERO;
+                    continue;
+                }
+                Poll::Idle => {}
             }
             if elapsed < self.spin {
                 std::hint::spin_loop();
@@ -108,21 +114,78 @@ impl WaitPolicy {
                 elapsed = phase_start.elapsed();
                 continue;
             }
-            // Spin and yield phases are over: sleep (repeatedly, until ready).
-            sleep_unless(signal, &mut ready);
+            // Spin and yield phases are over: sleep once, then poll again.
+            match sleep_unless(signal, self.sleep_slice, &mut poll) {
+                Poll::Ready(value) => return value,
+                Poll::Progress => {
+                    phase_start = Instant::now();
+                    elapsed = Duration::ZERO;
+                }
+                Poll::Idle => {}
+            }
         }
+    }
+
+    /// Waits until the side-effect-free condition `ready()` holds, calling `work()`
+    /// (reply draining, say) between checks; `work` returning true means it did or saw
+    /// work, which keeps the waiter awake. Built on [`WaitPolicy::wait`].
+    pub fn wait_until(
+        &self,
+        signal: &SignalWord,
+        ready: impl Fn() -> bool,
+        mut work: impl FnMut() -> bool,
+    ) {
+        self.wait(signal, || {
+            if ready() {
+                Poll::Ready(())
+            } else if work() {
+                Poll::Progress
+            } else {
+                Poll::Idle
+            }
+        })
     }
 }
 
-/// One sleep on `signal` unless `ready()` already holds (see the module doc).
-pub fn sleep_unless(signal: &SignalWord, ready: &mut impl FnMut() -> bool) {
+/// One answer of a wait's poll (see [`WaitPolicy::wait`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Poll<T> {
+    /// What the caller waits for happened; the wait returns this value.
+    Ready(T),
+    /// Not yet, but work was done or is under way (replies drained or arriving): keep
+    /// polling without sleeping.
+    Progress,
+    /// Not yet and nothing to do: the waiter may spin, yield and sleep.
+    Idle,
+}
+
+/// Takes a waiter out of a signal's `sleepers` count when it leaves, even by a panic
+/// in its poll (a stale count would make every notify pay a syscall).
+struct Registered<'a>(&'a SignalWord);
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.0.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Registers as a sleeper of `signal`, polls once, and sleeps (one slice at most) only
+/// if that poll answered `Idle`. Returns the poll's answer, which the caller must act
+/// on: it is never repeated here.
+fn sleep_unless<T>(
+    signal: &SignalWord,
+    slice: Duration,
+    poll: &mut impl FnMut() -> Poll<T>,
+) -> Poll<T> {
     let seen = signal.seq.load(Ordering::SeqCst);
     signal.sleepers.fetch_add(1, Ordering::SeqCst);
+    let _registered = Registered(signal);
     fence(Ordering::SeqCst);
-    if !ready() {
+    let answer = poll();
+    if let Poll::Idle = answer {
         let ts = rustix::thread::futex::Timespec {
-            tv_sec: 0,
-            tv_nsec: SLEEP_SLICE.as_nanos() as _,
+            tv_sec: slice.as_secs() as _,
+            tv_nsec: slice.subsec_nanos() as _,
         };
         // EAGAIN (seq moved), ETIMEDOUT and EINTR all mean "look again".
         let _ = rustix::thread::futex::wait(
@@ -132,7 +195,7 @@ pub fn sleep_unless(signal: &SignalWord, ready: &mut impl FnMut() -> bool) {
             Some(&ts),
         );
     }
-    signal.sleepers.fetch_sub(1, Ordering::SeqCst);
+    answer
 }
 
 /// The dissemination barrier over flags in the PEs' control blocks.
@@ -162,7 +225,7 @@ pub fn dissemination_barrier<'a>(
         their_flags[round].store(epoch, Ordering::Release);
         notify(their_signal);
         let flag = &my_flags[round];
-        policy.wait(
+        policy.wait_until(
             my_signal,
             || flag.load(Ordering::Acquire) >= epoch,
             &mut work,
@@ -175,28 +238,99 @@ pub fn dissemination_barrier<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
 
+    /// A policy that sleeps at once, with a slice so long that one lost wake-up would
+    /// make a test run for minutes instead of milliseconds.
+    fn sleepy() -> WaitPolicy {
+        WaitPolicy {
+            spin: Duration::ZERO,
+            yield_for: Duration::ZERO,
+            sleep_slice: Duration::from_secs(600),
+        }
+    }
+
     #[test]
-    fn sleeper_is_woken_by_notify() {
-        let sig = Arc::new(SignalWord::default());
-        let flag = Arc::new(AtomicBool::new(false));
-        let (s2, f2) = (sig.clone(), flag.clone());
-        let t = std::thread::spawn(move || {
-            let p = WaitPolicy {
-                spin: Duration::ZERO,
-                yield_for: Duration::ZERO,
-            };
-            let start = Instant::now();
-            p.wait(&s2, || f2.load(Ordering::Acquire), || false);
-            start.elapsed()
+    fn a_ready_answer_is_never_thrown_away() {
+        // The poll has a side effect (it counts, like a ring push) and answers Ready on
+        // its second call, which is the one made while registered as a sleeper. The
+        // wait must return that value and never call the poll again.
+        let signal = SignalWord::default();
+        let mut calls = 0u32;
+        let got = sleepy().wait(&signal, || {
+            calls += 1;
+            if calls == 2 {
+                Poll::Ready(calls)
+            } else {
+                Poll::Idle
+            }
         });
-        std::thread::sleep(Duration::from_millis(20));
-        flag.store(true, Ordering::Release);
-        notify(&sig);
-        let waited = t.join().unwrap();
-        // Woken by the notify, not by the 50 ms sleep slice running out repeatedly.
-        assert!(waited < Duration::from_secs(2), "{waited:?}");
+        assert_eq!((got, calls), (2, 2));
+        assert_eq!(signal.sleepers.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn progress_keeps_the_waiter_awake() {
+        // `Progress` answers never lead to a sleep: with a 600 s slice, a sleep here
+        // would hang the test.
+        let signal = SignalWord::default();
+        let mut calls = 0u32;
+        sleepy().wait(&signal, || {
+            calls += 1;
+            if calls == 1000 {
+                Poll::Ready(())
+            } else {
+                Poll::Progress
+            }
+        });
+        assert_eq!(calls, 1000);
+    }
+
+    #[test]
+    fn notify_bumps_seq_only_for_sleepers() {
+        let signal = SignalWord::default();
+        notify(&signal);
+        assert_eq!(signal.seq.load(Ordering::SeqCst), 0, "no sleeper: no bump");
+        signal.sleepers.fetch_add(1, Ordering::SeqCst);
+        notify(&signal);
+        assert_eq!(
+            signal.seq.load(Ordering::SeqCst),
+            1,
+            "a sleeper: the futex word moves"
+        );
+    }
+
+    #[test]
+    fn ping_pong_loses_no_wake_up() {
+        // Two threads hand a token back and forth 2000 times, each always sleeping
+        // (no spin, no yield) with a 600 s slice: a single lost wake-up hangs for ten
+        // minutes, so finishing at all proves every wake-up arrived. The bound below
+        // is only there to fail loudly instead of hanging CI.
+        const ROUNDS: u64 = 2000;
+        let signals = Arc::new([SignalWord::default(), SignalWord::default()]);
+        let turn = Arc::new(AtomicU64::new(0));
+        let (finished, finishes) = std::sync::mpsc::channel();
+        for me in 0..2u64 {
+            let (signals, turn, finished) = (signals.clone(), turn.clone(), finished.clone());
+            std::thread::spawn(move || {
+                for round in 0..ROUNDS {
+                    let mine = 2 * round + me;
+                    sleepy().wait_until(
+                        &signals[me as usize],
+                        || turn.load(Ordering::Acquire) == mine,
+                        || false,
+                    );
+                    turn.store(mine + 1, Ordering::Release);
+                    notify(&signals[(1 - me) as usize]);
+                }
+                let _ = finished.send(());
+            });
+        }
+        for _ in 0..2 {
+            finishes
+                .recv_timeout(Duration::from_secs(120))
+                .expect("a wake-up was lost: the ping-pong stalled");
+        }
+        assert_eq!(turn.load(Ordering::Acquire), 2 * ROUNDS);
     }
 }

@@ -227,7 +227,7 @@ pub(crate) fn barrier(
         mine.released.store(epoch, Ordering::Release);
         notify(&mine.signal);
     } else {
-        policy.wait(
+        policy.wait_until(
             &mine.signal,
             || mine.released.load(Ordering::Acquire) >= epoch,
             work,

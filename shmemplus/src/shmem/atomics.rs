@@ -31,7 +31,7 @@ use crate::atomic::{apply_at, apply_on_board, AtomicInt, AtomicOp, Cmp, SignalOp
 use crate::config::Conduit;
 use crate::emulate::RmaOp;
 use crate::error::{Error, Result};
-use crate::sync::notify;
+use crate::sync::{notify, Poll};
 use crate::Place;
 use bytemuck::Pod;
 
@@ -320,27 +320,25 @@ impl Shmem {
     ) -> Result<R> {
         let inner = self.live()?;
         let mut words = Vec::with_capacity(obj.len());
-        let mut outcome: Option<Result<R>> = None;
         inner.flush_wakes();
-        inner.policy.wait(
-            &inner.segs.mine().control().user_signal,
-            || {
-                outcome = match self.read_words(obj, &mut words) {
-                    Ok(()) => check(&words).map(Ok),
-                    Err(e) => Some(Err(e)),
-                };
-                outcome.is_some()
-            },
-            || {
+        inner
+            .policy
+            .wait(&inner.segs.mine().control().user_signal, || {
+                match self.read_words(obj, &mut words) {
+                    Ok(()) => {
+                        if let Some(answer) = check(&words) {
+                            return Poll::Ready(Ok(answer));
+                        }
+                    }
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
                 inner.flush_wakes();
-                inner.am.pump_replies()
-            },
-        );
-        outcome.unwrap_or_else(|| {
-            Err(Error::InvalidArgument(
-                "wait ended without an outcome".into(),
-            ))
-        })
+                if inner.am.pump_replies() {
+                    Poll::Progress
+                } else {
+                    Poll::Idle
+                }
+            })
     }
 
     /// Waits until this PE's own `ivar[index] <cmp> value` holds
@@ -762,19 +760,15 @@ impl Inner {
         offset: usize,
         mut ready: impl FnMut(u64) -> bool,
     ) -> Result<()> {
-        let mut failed = None;
         self.flush_wakes();
-        self.policy.wait(
-            &self.segs.segs[pe].control().user_signal,
-            || match self.apply_atomic(pe, Place::Cpu, offset, 8, AtomicOp::Fetch, 0, 0, true) {
-                Ok(w) => ready(w),
-                Err(e) => {
-                    failed = Some(e);
-                    true
+        self.policy
+            .wait(&self.segs.segs[pe].control().user_signal, || {
+                match self.apply_atomic(pe, Place::Cpu, offset, 8, AtomicOp::Fetch, 0, 0, true) {
+                    Ok(w) if ready(w) => Poll::Ready(Ok(())),
+                    Ok(_) if self.am.pump_replies() => Poll::Progress,
+                    Ok(_) => Poll::Idle,
+                    Err(e) => Poll::Ready(Err(e)),
                 }
-            },
-            || self.am.pump_replies(),
-        );
-        failed.map_or(Ok(()), Err)
+            })
     }
 }

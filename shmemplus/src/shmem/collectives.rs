@@ -335,7 +335,7 @@ impl Inner {
         let control = self.segs.mine().control();
         let word = &control.teams[team.slot].arrivals;
         self.flush_wakes();
-        self.policy.wait(
+        self.policy.wait_until(
             &control.user_signal,
             || word.load(Ordering::Acquire) >= expected,
             || {
