@@ -93,6 +93,195 @@ impl AmHeader {
     }
 }
 
+/// Flags a record may carry.
+const KNOWN_FLAGS: u16 = F_PAD | F_REPLY | F_ERROR | F_LAST;
+
+/// Why a record read from a ring cannot be trusted. The ring's producer is another
+/// process, so every field is checked before it is used; a record that fails a check
+/// means the ring is corrupt (or another program wrote into the job's memory), and the
+/// consumer cannot find the next record: the PE ends the job with this message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadRecord {
+    /// The producer's and consumer's positions do not describe a ring of this size.
+    #[error("ring positions are corrupt: head {head}, tail {tail}, capacity {cap}")]
+    Positions {
+        /// Bytes ever consumed.
+        head: u64,
+        /// Bytes ever produced.
+        tail: u64,
+        /// Ring capacity.
+        cap: u64,
+    },
+    /// A record length that is zero, unaligned, past the published bytes or across
+    /// the end of the ring.
+    #[error("record at ring byte {at} has length {len} (published: {avail}, to the ring's end: {to_end})")]
+    Length {
+        /// Ring position of the record.
+        at: u64,
+        /// Its length field.
+        len: u32,
+        /// Bytes published after it.
+        avail: u64,
+        /// Bytes from it to the end of the ring.
+        to_end: u64,
+    },
+    /// A payload length that does not match the record length.
+    #[error(
+        "record at ring byte {at} has payload length {payload_len} in a record of {len} bytes"
+    )]
+    PayloadLength {
+        /// Ring position of the record.
+        at: u64,
+        /// Its payload length field.
+        payload_len: u32,
+        /// Its record length field.
+        len: u32,
+    },
+    /// Flags outside the known set, or a request on a reply ring (or the reverse).
+    #[error("record at ring byte {at} has flags {flags:#x}, which a {kind} ring does not carry")]
+    Flags {
+        /// Ring position of the record.
+        at: u64,
+        /// Its flags.
+        flags: u16,
+        /// "request" or "reply".
+        kind: &'static str,
+    },
+    /// A sender field that is not the ring's producer.
+    #[error("record at ring byte {at} claims sender PE {claimed} on PE {producer}'s ring")]
+    Sender {
+        /// Ring position of the record.
+        at: u64,
+        /// The sender field.
+        claimed: u32,
+        /// The PE that owns the producer side of the ring.
+        producer: usize,
+    },
+    /// A handler id outside the handler table.
+    #[error("record at ring byte {at} names handler {handler}, outside the table of {table}")]
+    Handler {
+        /// Ring position of the record.
+        at: u64,
+        /// The handler field.
+        handler: u16,
+        /// Size of the handler table.
+        table: usize,
+    },
+}
+
+/// What a consumer expects of the records on one ring.
+#[derive(Debug, Clone, Copy)]
+struct RingRole {
+    /// The PE that produces into the ring.
+    producer: usize,
+    /// Replies (true) or requests (false).
+    replies: bool,
+    /// Size of the handler table (request handler ids must be below it).
+    handlers: usize,
+}
+
+/// Checks a record header against the ring state it was read from: `pos` is its ring
+/// position, `avail` the bytes published from it on (tail - head), `cap` the ring size.
+/// Only the first 8 bytes (length and flags) of a pad record are meaningful.
+fn check_record(
+    h: &AmHeader,
+    pos: u64,
+    avail: u64,
+    cap: u64,
+    role: RingRole,
+) -> Result<(), BadRecord> {
+    let to_end = cap - pos;
+    let len = u64::from(h.len);
+    let bad_len = BadRecord::Length {
+        at: pos,
+        len: h.len,
+        avail,
+        to_end,
+    };
+    if len == 0 || len % 8 != 0 || len > avail || len > to_end {
+        return Err(bad_len);
+    }
+    if h.flags & F_PAD != 0 {
+        // A pad runs exactly to the end of the ring (the producer pads only there).
+        return if len == to_end { Ok(()) } else { Err(bad_len) };
+    }
+    if len < HDR as u64 {
+        return Err(bad_len);
+    }
+    let want = (HDR as u64 + u64::from(h.payload_len)).next_multiple_of(8);
+    if want != len {
+        return Err(BadRecord::PayloadLength {
+            at: pos,
+            payload_len: h.payload_len,
+            len: h.len,
+        });
+    }
+    let kind_bit = if role.replies { F_REPLY } else { 0 };
+    let reply_only = F_ERROR | F_LAST;
+    if h.flags & !KNOWN_FLAGS != 0
+        || h.flags & F_REPLY != kind_bit
+        || (!role.replies && h.flags & reply_only != 0)
+    {
+        return Err(BadRecord::Flags {
+            at: pos,
+            flags: h.flags,
+            kind: if role.replies { "reply" } else { "request" },
+        });
+    }
+    if h.src_pe as usize != role.producer {
+        return Err(BadRecord::Sender {
+            at: pos,
+            claimed: h.src_pe,
+            producer: role.producer,
+        });
+    }
+    if !role.replies && usize::from(h.handler) >= role.handlers {
+        return Err(BadRecord::Handler {
+            at: pos,
+            handler: h.handler,
+            table: role.handlers,
+        });
+    }
+    Ok(())
+}
+
+/// The bytes of a payload to send, by address: either a borrowed slice or memory that
+/// another PE may write concurrently (the symmetric heap, served to a get), which must
+/// not be viewed as a `&[u8]` (a shared reference promises no concurrent writes). The
+/// only read is the raw copy into the ring.
+#[derive(Clone, Copy)]
+struct RawBytes {
+    ptr: *const u8,
+    len: usize,
+}
+
+impl RawBytes {
+    fn of(bytes: &[u8]) -> RawBytes {
+        RawBytes {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+        }
+    }
+
+    /// The `len` bytes at `ptr`, from this PE's heap.
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` must stay mapped and readable while the value is used; its
+    /// contents may change concurrently (readers copy them raw, never by reference).
+    unsafe fn heap(ptr: *const u8, len: usize) -> RawBytes {
+        RawBytes { ptr, len }
+    }
+
+    /// The `n` bytes from `start` on; the caller keeps `start + n <= len`.
+    fn range(self, start: usize, n: usize) -> RawBytes {
+        debug_assert!(start + n <= self.len);
+        RawBytes {
+            ptr: self.ptr.wrapping_add(start),
+            len: n,
+        }
+    }
+}
+
 /// A view of one SPSC ring.
 struct Ring<'a> {
     hdr: &'a RingHeader,
@@ -116,10 +305,11 @@ impl<'a> Ring<'a> {
     }
 
     /// Appends one record if there is room. Only the producer PE calls this, under its
-    /// process-local producer lock for this ring.
-    fn try_push(&self, mut h: AmHeader, payload: &[u8]) -> bool {
-        let rec = (HDR + payload.len()).next_multiple_of(8) as u64;
-        debug_assert!(rec <= self.cap);
+    /// process-local producer lock for this ring. The caller keeps `payload` within
+    /// `max_payload`, so a record fits a quarter of the ring.
+    fn try_push(&self, mut h: AmHeader, payload: RawBytes) -> bool {
+        let rec = (HDR + payload.len).next_multiple_of(8) as u64;
+        debug_assert!(rec <= self.cap / 4);
         let mut tail = self.hdr.tail.load(Ordering::Relaxed);
         let head = self.hdr.head.load(Ordering::Acquire);
         let pos = tail % self.cap;
@@ -144,53 +334,70 @@ impl<'a> Ring<'a> {
         }
         let pos = (tail % self.cap) as usize;
         h.len = rec as u32;
-        h.payload_len = payload.len() as u32;
+        h.payload_len = payload.len as u32;
         // SAFETY: [pos, pos + rec) is free ring space owned by the producer (room was
         // checked against `head`, and the record does not wrap); the Release store of
-        // the tail publishes it to the consumer.
+        // the tail publishes it to the consumer. `payload` is readable for its length
+        // (the contract of `RawBytes`) and lies outside the ring.
         unsafe {
             std::ptr::copy_nonoverlapping(bytemuck::bytes_of(&h).as_ptr(), self.data.add(pos), HDR);
-            crate::copy::copy_bytes(payload.as_ptr(), self.data.add(pos + HDR), payload.len());
+            crate::copy::copy_bytes(payload.ptr, self.data.add(pos + HDR), payload.len);
         }
         self.hdr.tail.store(tail + rec, Ordering::Release);
         true
     }
 
-    /// The oldest record, if any: its header and its payload in place. Only the
-    /// consumer calls this; the payload stays valid until `advance`.
-    fn peek(&self) -> Option<(AmHeader, &[u8])> {
+    /// The oldest record, if any: its header and its payload in place, after every
+    /// field was checked against the ring (`check_record`). Only the consumer calls
+    /// this; the payload stays valid until `advance`.
+    fn peek(&self, role: RingRole) -> Result<Option<(AmHeader, &[u8])>, BadRecord> {
         loop {
             let head = self.hdr.head.load(Ordering::Relaxed);
             let tail = self.hdr.tail.load(Ordering::Acquire);
             if head == tail {
-                return None;
+                return Ok(None);
             }
-            let pos = (head % self.cap) as usize;
-            // SAFETY: [head, tail) was published by the producer's Release store of
-            // the tail, which we loaded with Acquire; the producer does not touch
-            // these bytes until we advance the head past them. A record never wraps.
+            // The producer writes `tail`; it must be ahead of `head` by at most a ring.
+            let avail = tail.wrapping_sub(head);
+            if avail > self.cap || head % 8 != 0 || tail % 8 != 0 {
+                return Err(BadRecord::Positions {
+                    head,
+                    tail,
+                    cap: self.cap,
+                });
+            }
+            let pos = head % self.cap;
+            // SAFETY: pos < cap and at most `cap - pos` bytes are read, so the copy
+            // stays in the ring's data area; [head, tail) was published by the
+            // producer's Release store of the tail, which we loaded with Acquire, and
+            // the producer does not touch these bytes until we advance the head.
             let h: AmHeader = unsafe {
                 let mut h = AmHeader::zeroed();
-                let avail = (self.cap as usize - pos).min(HDR);
+                let n = (self.cap - pos).min(HDR as u64) as usize;
                 std::ptr::copy_nonoverlapping(
-                    self.data.add(pos),
+                    self.data.add(pos as usize),
                     bytemuck::bytes_of_mut(&mut h).as_mut_ptr(),
-                    avail,
+                    n,
                 );
                 h
             };
+            check_record(&h, pos, avail, self.cap, role)?;
             if h.flags & F_PAD != 0 {
                 self.hdr
                     .head
                     .store(head + u64::from(h.len), Ordering::Release);
                 continue;
             }
-            // SAFETY: as above; payload_len was written by the producer together with
-            // the header and lies inside the record.
+            // SAFETY: `check_record` proved HDR + payload_len <= len <= cap - pos, so
+            // the payload lies inside the ring's data area and inside the published
+            // record, which the producer leaves alone until `advance`.
             let payload = unsafe {
-                std::slice::from_raw_parts(self.data.add(pos + HDR), h.payload_len as usize)
+                std::slice::from_raw_parts(
+                    self.data.add(pos as usize + HDR),
+                    h.payload_len as usize,
+                )
             };
-            return Some((h, payload));
+            return Ok(Some((h, payload)));
         }
     }
 
@@ -250,10 +457,15 @@ pub struct AmEngine {
     pending: Mutex<HashMap<u64, Arc<Pending>>>,
     next_token: AtomicU64,
     handlers: Vec<OnceLock<Handler>>,
-    /// Per target: puts sent since the last flush.
-    unflushed: Vec<AtomicBool>,
-    /// Some entry of `unflushed` may be set (lets `quiet` skip the scan).
-    any_unflushed: AtomicBool,
+    /// Per target: requests posted to it without a reply (puts, non-fetching atomics),
+    /// counted under the ring's producer lock right after each push.
+    posted: Vec<AtomicU64>,
+    /// Per target: the highest `posted` count that a completed flush covered.
+    flushed: Vec<AtomicU64>,
+    /// Sum of `posted` (bumped after the per-target count) and the highest sum a
+    /// completed `quiet` covered: equal means nothing to flush, read with two loads.
+    posted_total: AtomicU64,
+    covered_total: AtomicU64,
     /// Per source: puts from it that failed here since its last flush.
     failed_puts: Vec<Mutex<Option<String>>>,
     shutdown: AtomicBool,
@@ -274,8 +486,10 @@ impl AmEngine {
             handlers: (0..(USER_BASE + USER_HANDLERS))
                 .map(|_| OnceLock::new())
                 .collect(),
-            unflushed: (0..n).map(|_| AtomicBool::new(false)).collect(),
-            any_unflushed: AtomicBool::new(false),
+            posted: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            flushed: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            posted_total: AtomicU64::new(0),
+            covered_total: AtomicU64::new(0),
             failed_puts: (0..n).map(|_| Mutex::new(None)).collect(),
             shutdown: AtomicBool::new(false),
         };
@@ -346,8 +560,16 @@ impl AmEngine {
     }
 
     /// Sends one record to `to` on the request or reply ring, waiting for room (and
-    /// draining replies meanwhile).
-    fn send(&self, to: usize, reply: bool, mut h: AmHeader, payload: &[u8]) {
+    /// draining replies meanwhile). A request without a token is *posted*: it is
+    /// counted in `posted[to]` before the ring lock is released. Returns `posted[to]`
+    /// as it was right after this push, under the lock: every posted request counted
+    /// there is ahead of this record in the ring.
+    fn send(&self, to: usize, reply: bool, h: AmHeader, payload: &[u8]) -> u64 {
+        self.send_raw(to, reply, h, RawBytes::of(payload))
+    }
+
+    /// `send` of a payload given by address (see `RawBytes`).
+    fn send_raw(&self, to: usize, reply: bool, mut h: AmHeader, payload: RawBytes) -> u64 {
         let me = self.me();
         h.src_pe = me as u32;
         if reply {
@@ -359,7 +581,7 @@ impl AmEngine {
             (me, &self.request_locks[to])
         };
         let ring = Ring::of(&self.segs, to, index);
-        {
+        let posted = {
             let _g = lock.lock().unwrap_or_else(|p| p.into_inner());
             if !ring.try_push(h, payload) {
                 let space = &self.segs.mine().control().space_signal;
@@ -375,7 +597,16 @@ impl AmEngine {
                     }
                 });
             }
-        }
+            if reply {
+                0
+            } else if h.token == 0 {
+                let posted = self.posted[to].fetch_add(1, Ordering::AcqRel) + 1;
+                self.posted_total.fetch_add(1, Ordering::AcqRel);
+                posted
+            } else {
+                self.posted[to].load(Ordering::Acquire)
+            }
+        };
         // Requests wake the target's progress thread. Replies wake the target's user
         // threads: every thread that waits for a reply drains the reply rings itself,
         // so waking the progress thread for them would only add a third runnable
@@ -386,6 +617,7 @@ impl AmEngine {
         } else {
             &control.progress_signal
         });
+        posted
     }
 
     fn new_pending(&self, dst: Option<(usize, usize)>) -> (u64, Arc<Pending>) {
@@ -460,8 +692,6 @@ impl AmEngine {
     /// like a put, it is completed (and its failure reported) by `quiet`.
     pub(crate) fn post(&self, to: usize, handler: u16, args: [u64; 4], payload: &[u8]) {
         self.send(to, false, AmHeader::request(handler, 0, args), payload);
-        self.unflushed[to].store(true, Ordering::Release);
-        self.any_unflushed.store(true, Ordering::Release);
     }
 
     /// Puts `src` at heap offset `offset` of PE `to` through AMs. Returns when `src`
@@ -478,10 +708,6 @@ impl AmEngine {
         for (i, piece) in src.chunks(chunk).enumerate() {
             let h = AmHeader::request(handler, 0, [(offset + i * chunk) as u64, place, 0, 0]);
             self.send(to, false, h, piece);
-        }
-        if !src.is_empty() {
-            self.unflushed[to].store(true, Ordering::Release);
-            self.any_unflushed.store(true, Ordering::Release);
         }
     }
 
@@ -508,30 +734,48 @@ impl AmEngine {
         self.finish(to, token, &p).map(|_| ())
     }
 
-    /// Completes every put sent so far: flushes each target that has unflushed puts
-    /// and waits for all their acknowledgements.
+    /// Completes every request this PE posted before the call (puts, non-fetching
+    /// atomics): flushes each target with posts not yet covered and waits for the
+    /// acknowledgements. Safe to call from several threads at once.
+    ///
+    /// Why it is correct with several threads: a post is counted in `posted[to]` under
+    /// the request ring's lock right after its push, and a flush reads `posted[to]`
+    /// under the same lock right after its own push (`send`'s return value, `covers`).
+    /// Rings are FIFO and served in order, so the flush's reply proves every post
+    /// counted in `covers` has been applied; only then is `flushed[to]` raised to
+    /// `covers`. A caller's own posts were counted before it read `posted[to]` here,
+    /// so it skips a target only if a *completed* flush already covered them; it never
+    /// returns on the strength of another thread's flush still in flight. The totals
+    /// give the same argument for the whole PE: `posted_total` is bumped after the
+    /// per-target count, so reading it first and the targets after sees every post it
+    /// counts. A failed put is reported by the flush that collects it, which may be
+    /// another thread's `quiet` of the same PE.
     pub fn quiet(&self) -> Result<(), Error> {
-        // Every quiet passes here, most with nothing to flush: a plain load keeps that
-        // case free of a locked read-modify-write.
-        if !self.any_unflushed.load(Ordering::Acquire)
-            || !self.any_unflushed.swap(false, Ordering::AcqRel)
-        {
+        // Every quiet passes here, most with nothing to flush: two plain loads.
+        let total = self.posted_total.load(Ordering::Acquire);
+        if self.covered_total.load(Ordering::Acquire) >= total {
             return Ok(());
         }
         let mut waits = Vec::new();
         for to in 0..self.n() {
-            if self.unflushed[to].swap(false, Ordering::AcqRel) {
-                let (token, p) = self.new_pending(None);
-                self.send(to, false, AmHeader::request(H_FLUSH, token, [0; 4]), &[]);
-                waits.push((to, token, p));
+            let posted = self.posted[to].load(Ordering::Acquire);
+            if self.flushed[to].load(Ordering::Acquire) >= posted {
+                continue;
             }
+            let (token, p) = self.new_pending(None);
+            let covers = self.send(to, false, AmHeader::request(H_FLUSH, token, [0; 4]), &[]);
+            waits.push((to, token, p, covers));
         }
         let mut first_err = None;
-        for (to, token, p) in waits {
-            if let Err(e) = self.finish(to, token, &p) {
+        for (to, token, p, covers) in waits {
+            let outcome = self.finish(to, token, &p);
+            // Applied (or failed and now reported): either way these posts are done.
+            self.flushed[to].fetch_max(covers, Ordering::AcqRel);
+            if let Err(e) = outcome {
                 first_err.get_or_insert(e);
             }
         }
+        self.covered_total.fetch_max(total, Ordering::AcqRel);
         first_err.map_or(Ok(()), Err)
     }
 
@@ -548,16 +792,21 @@ impl AmEngine {
     }
 
     pub(crate) fn reply_data(&self, to: usize, token: u64, data: &[u8]) {
+        self.reply_raw(to, token, RawBytes::of(data))
+    }
+
+    /// Replies with `data` in records of at most `max_payload` bytes.
+    fn reply_raw(&self, to: usize, token: u64, data: RawBytes) {
         let chunk = self.max_payload();
         let mut off = 0;
         loop {
-            let end = (off + chunk).min(data.len());
-            let mut h = AmHeader::request(0, token, [off as u64, data.len() as u64, 0, 0]);
-            if end == data.len() {
+            let end = (off + chunk).min(data.len);
+            let mut h = AmHeader::request(0, token, [off as u64, data.len as u64, 0, 0]);
+            if end == data.len {
                 h.flags |= F_LAST;
             }
-            self.send(to, true, h, &data[off..end]);
-            if end == data.len() {
+            self.send_raw(to, true, h, data.range(off, end - off));
+            if end == data.len {
                 return;
             }
             off = end;
@@ -621,7 +870,9 @@ impl AmEngine {
         let mut completed = false;
         for src in 0..n {
             let ring = Ring::of(&self.segs, me, n + src);
-            while let Some((h, payload)) = ring.peek() {
+            let role = self.role(src, true);
+            while let Some((h, payload)) = ring.peek(role).unwrap_or_else(|e| self.corrupt(role, e))
+            {
                 completed |= self.complete(&h, payload);
                 ring.advance(&h);
                 notify(&self.segs.segs[src].control().space_signal);
@@ -690,9 +941,11 @@ impl AmEngine {
         let mut did = false;
         for src in 0..n {
             let ring = Ring::of(&self.segs, me, src);
+            let role = self.role(src, false);
             // Bounded batch per ring keeps service fair between senders.
             for _ in 0..64 {
-                let Some((h, payload)) = ring.peek() else {
+                let Some((h, payload)) = ring.peek(role).unwrap_or_else(|e| self.corrupt(role, e))
+                else {
                     break;
                 };
                 match self.handlers.get(h.handler as usize).and_then(|s| s.get()) {
@@ -719,6 +972,29 @@ impl AmEngine {
             }
         }
         did
+    }
+
+    /// What this PE expects on its request (or reply) ring from `producer`.
+    fn role(&self, producer: usize, replies: bool) -> RingRole {
+        RingRole {
+            producer,
+            replies,
+            handlers: self.handlers.len(),
+        }
+    }
+
+    /// A ring of this PE holds a record that fails validation: the consumer cannot
+    /// find the next record, and skipping could apply half of a transfer, so the PE
+    /// ends the job with a message naming the ring (the launcher names this PE).
+    fn corrupt(&self, role: RingRole, why: BadRecord) -> ! {
+        let kind = if role.replies { "reply" } else { "request" };
+        crate::fatal::end_job(
+            self.me(),
+            &format!(
+                "corrupt active-message {kind} ring from PE {}: {why}",
+                role.producer
+            ),
+        )
     }
 
     fn has_replies(&self) -> bool {
@@ -802,11 +1078,12 @@ fn handle_get(engine: &AmEngine, m: Incoming<'_>) {
     let (offset, len) = (m.header.args[0], m.header.args[1] as usize);
     match engine.heap_range(offset, len) {
         Ok(src) => {
-            // SAFETY: `src..src+len` is inside this PE's heap (checked above). Other
-            // PEs may write it concurrently, as with any SHMEM get racing a put; we
-            // only read it through a raw byte slice that lives for this call.
-            let bytes = unsafe { std::slice::from_raw_parts(src as *const u8, len) };
-            engine.reply_data(m.src, m.header.token, bytes);
+            // SAFETY: `src..src+len` is inside this PE's heap (checked above), which
+            // stays mapped for the engine's life. Other PEs may write it concurrently,
+            // as with any SHMEM get racing a put, so it is copied raw into the ring and
+            // never viewed as a slice.
+            let bytes = unsafe { RawBytes::heap(src, len) };
+            engine.reply_raw(m.src, m.header.token, bytes);
         }
         Err(why) => engine.reply_error(m.src, m.header.token, &why),
     }
@@ -826,4 +1103,192 @@ fn handle_flush(engine: &AmEngine, m: Incoming<'_>) {
 
 fn handle_echo(engine: &AmEngine, m: Incoming<'_>) {
     engine.reply_result(m.src, m.header.token, Ok(m.payload.to_vec()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const CAP: usize = 4096;
+
+    /// A ring over a private buffer, as a consumer and a producer see it.
+    struct TestRing {
+        hdr: RingHeader,
+        data: Vec<u64>,
+    }
+
+    impl TestRing {
+        fn new() -> TestRing {
+            TestRing {
+                hdr: RingHeader::default(),
+                data: vec![0; CAP / 8],
+            }
+        }
+
+        fn ring(&mut self) -> Ring<'_> {
+            Ring {
+                hdr: &self.hdr,
+                data: self.data.as_mut_ptr().cast(),
+                cap: CAP as u64,
+            }
+        }
+
+        fn bounds(&self) -> std::ops::Range<usize> {
+            let start = self.data.as_ptr() as usize;
+            start..start + CAP
+        }
+    }
+
+    fn role(replies: bool) -> RingRole {
+        RingRole {
+            producer: 3,
+            replies,
+            handlers: usize::from(USER_BASE + USER_HANDLERS),
+        }
+    }
+
+    /// Drains `ring` like a consumer; returns the payloads, or the first bad record.
+    /// Panics if it needs more steps than the ring has bytes (a loop that would hang).
+    fn drain(
+        ring: &Ring<'_>,
+        role: RingRole,
+        bounds: std::ops::Range<usize>,
+    ) -> Result<Vec<Vec<u8>>, BadRecord> {
+        let mut out = Vec::new();
+        for _ in 0..=CAP {
+            match ring.peek(role)? {
+                None => return Ok(out),
+                Some((h, payload)) => {
+                    let (p, n) = (payload.as_ptr() as usize, payload.len());
+                    assert!(
+                        bounds.start <= p && p + n <= bounds.end,
+                        "payload outside the ring"
+                    );
+                    out.push(payload.to_vec());
+                    ring.advance(&h);
+                }
+            }
+        }
+        panic!("the consumer did not finish in {CAP} steps");
+    }
+
+    fn header(handler: u16, replies: bool) -> AmHeader {
+        let mut h = AmHeader::request(handler, 9, [1, 2, 3, 4]);
+        h.src_pe = 3;
+        if replies {
+            h.flags |= F_REPLY | F_LAST;
+        }
+        h
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Whatever the producer side holds (random bytes, random positions), the
+        /// consumer returns records inside the ring or a typed error: no panic, no
+        /// out-of-bounds payload, no endless loop.
+        #[test]
+        fn random_rings_never_break_the_consumer(
+            bytes in proptest::collection::vec(any::<u64>(), CAP / 8),
+            head in any::<u64>(),
+            ahead in prop_oneof![0u64..=CAP as u64 + 64, any::<u64>()],
+            replies in any::<bool>(),
+        ) {
+            let mut t = TestRing::new();
+            t.data.copy_from_slice(&bytes);
+            t.hdr.head.store(head, Ordering::Relaxed);
+            t.hdr.tail.store(head.wrapping_add(ahead), Ordering::Relaxed);
+            let bounds = t.bounds();
+            let _ = drain(&t.ring(), role(replies), bounds);
+        }
+
+        /// Valid traffic (with pads at the ring's end) passes validation unchanged;
+        /// then one mutated header field is always caught, never served.
+        #[test]
+        fn valid_records_pass_and_mutations_are_caught(
+            sizes in proptest::collection::vec(0usize..CAP / 4 - HDR, 1..12),
+            skew in 0usize..CAP,
+            replies in any::<bool>(),
+            field in 0usize..6,
+            junk in any::<u32>(),
+        ) {
+            let mut t = TestRing::new();
+            // Start at an arbitrary aligned position so pads at the end occur.
+            let start = (skew / 8 * 8) as u64;
+            t.hdr.head.store(start, Ordering::Relaxed);
+            t.hdr.tail.store(start, Ordering::Relaxed);
+            let bounds = t.bounds();
+            let mut sent = Vec::new();
+            {
+                let ring = t.ring();
+                for (i, &n) in sizes.iter().enumerate() {
+                    let payload: Vec<u8> = (0..n).map(|k| (k + i) as u8).collect();
+                    if !ring.try_push(header(H_PUT, replies), RawBytes::of(&payload)) {
+                        break;
+                    }
+                    sent.push(payload);
+                }
+                let got = drain(&ring, role(replies), bounds.clone()).expect("valid records pass");
+                prop_assert_eq!(got, sent);
+            }
+            // One record, then corrupt one field of its header in place.
+            let ring = t.ring();
+            let payload = vec![7u8; 40];
+            prop_assert!(ring.try_push(header(H_PUT, replies), RawBytes::of(&payload)));
+            let pos = (ring.hdr.head.load(Ordering::Relaxed) % CAP as u64) as usize;
+            let pos = if pos + HDR > CAP || {
+                // A pad may lead; the record then sits at the ring's start.
+                let mut h = AmHeader::zeroed();
+                // SAFETY: pos < CAP and at most CAP - pos bytes are read from the buffer.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        ring.data.add(pos),
+                        bytemuck::bytes_of_mut(&mut h).as_mut_ptr(),
+                        (CAP - pos).min(HDR),
+                    )
+                };
+                h.flags & F_PAD != 0
+            } { 0 } else { pos };
+            let mut h = AmHeader::zeroed();
+            // SAFETY: pos + HDR <= CAP: the record's header lies inside the buffer.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    ring.data.add(pos),
+                    bytemuck::bytes_of_mut(&mut h).as_mut_ptr(),
+                    HDR,
+                )
+            };
+            match field {
+                // Odd (unaligned) or zero.
+                0 => h.len = if junk % 2 == 0 { 0 } else { junk | 1 },
+                // Larger than the record holds: 48.. bytes where 40 were sent.
+                1 => h.payload_len = 48 + junk % 100_000,
+                2 => h.flags ^= if replies { F_REPLY } else { F_LAST },
+                3 => h.flags |= 1 << (4 + junk % 12),
+                4 => h.src_pe = if junk == 3 { 4 } else { junk },
+                _ => {
+                    if replies {
+                        h.flags &= !F_REPLY;
+                    } else {
+                        h.handler = (USER_BASE + USER_HANDLERS).saturating_add(junk as u16 % 1000);
+                    }
+                }
+            }
+            // SAFETY: as above, writing the header back in place.
+            unsafe {
+                std::ptr::copy_nonoverlapping(bytemuck::bytes_of(&h).as_ptr(), ring.data.add(pos), HDR)
+            };
+            prop_assert!(drain(&ring, role(replies), bounds).is_err(), "mutated field {} served", field);
+        }
+    }
+
+    #[test]
+    fn a_zero_length_record_is_an_error_not_a_loop() {
+        let mut t = TestRing::new();
+        t.hdr.tail.store(64, Ordering::Relaxed);
+        let bounds = t.bounds();
+        let err = drain(&t.ring(), role(false), bounds).unwrap_err();
+        assert!(matches!(err, BadRecord::Length { len: 0, .. }), "{err}");
+    }
 }

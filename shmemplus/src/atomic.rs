@@ -258,16 +258,10 @@ pub(crate) fn register_handler(am: &AmEngine, boards: Arc<Boards>) {
                 Ok(_) => Err(format!("misaligned atomic at heap offset {offset}")),
                 Err(why) => Err(why),
             },
-            Some(op) => apply_on_board(
-                &boards,
-                (place - 1) as u32,
-                offset,
-                width,
-                op,
-                operand,
-                cond,
-            )
-            .map_err(|e| e.to_string()),
+            Some(op) => crate::fpga::board_from_wire(place - 1).and_then(|board| {
+                apply_on_board(&boards, board, offset, width, op, operand, cond)
+                    .map_err(|e| e.to_string())
+            }),
         };
         match result {
             Ok(old) => engine.reply_result(m.src, m.header.token, Ok(old.to_le_bytes().to_vec())),

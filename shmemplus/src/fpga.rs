@@ -98,10 +98,9 @@ impl Boards {
     pub fn register_handlers(self: &Arc<Self>, am: &AmEngine) {
         let boards = self.clone();
         let put: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
-            let (offset, board) = (m.header.args[0], m.header.args[1] as u32);
-            let done = boards
-                .board(board)
-                .map_err(|e| e.to_string())
+            let (offset, board) = (m.header.args[0], m.header.args[1]);
+            let done = board_from_wire(board)
+                .and_then(|board| boards.board(board).map_err(|e| e.to_string()))
                 .and_then(|b| b.write(offset, m.payload).map_err(|e| e.to_string()));
             if let Err(why) = done {
                 engine.record_put_failure(m.src, format!("board {board}: {why}"));
@@ -109,16 +108,19 @@ impl Boards {
         });
         let boards = self.clone();
         let get: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
-            let (offset, len, board) =
-                (m.header.args[0], m.header.args[1], m.header.args[2] as u32);
+            let (offset, len, board) = (m.header.args[0], m.header.args[1], m.header.args[2]);
             // Check the whole range first, so a bad request is refused before any data
             // is sent; then stream the board read out one reply record at a time.
-            let target = boards
-                .board(board)
-                .map_err(|e| e.to_string())
-                .and_then(|b| b.span(offset, len).map(|_| b).map_err(|e| e.to_string()));
+            let target = board_from_wire(board)
+                .and_then(|board| boards.board(board).map_err(|e| e.to_string()))
+                .and_then(|b| b.span(offset, len).map(|_| b).map_err(|e| e.to_string()))
+                .and_then(|b| {
+                    usize::try_from(len)
+                        .map(|len| (b, len))
+                        .map_err(|_| format!("a read of {len} bytes"))
+                });
             match target {
-                Ok(b) => engine.reply_with(m.src, m.header.token, len as usize, |at, buf| {
+                Ok((b, len)) => engine.reply_with(m.src, m.header.token, len, |at, buf| {
                     b.read(offset + at as u64, buf)
                         .map(|_| ())
                         .map_err(|e| e.to_string())
@@ -131,4 +133,10 @@ impl Boards {
         am.register_builtin(H_FPGA_PUT, put);
         am.register_builtin(H_FPGA_GET, get);
     }
+}
+
+/// A board index as carried in an active message's argument word, checked: a word that
+/// does not fit a board number is refused, never truncated onto another board.
+pub(crate) fn board_from_wire(word: u64) -> Result<u32, String> {
+    u32::try_from(word).map_err(|_| format!("board index {word} is out of range"))
 }

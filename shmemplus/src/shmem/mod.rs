@@ -1791,29 +1791,48 @@ impl Inner {
 
     /// Notes that this PE stored into PE `to`'s CPU heap, so that `to` is woken if
     /// it sleeps in a wait (done lazily by `flush_wakes`: a put stays a plain copy).
+    ///
+    /// Two plain (Release) stores, always made: skipping them when the flag already
+    /// looks set would race with another thread's `flush_wakes` that has cleared it
+    /// and fenced *before* this put's data, and nobody would wake `to` for the data.
     #[inline]
     fn wake_later(&self, to: usize) {
-        if !self.wake_pending[to].load(Ordering::Relaxed) {
-            self.wake_pending[to].store(true, Ordering::Relaxed);
-            self.any_wake_pending.store(true, Ordering::Relaxed);
-        }
+        self.wake_pending[to].store(true, Ordering::Release);
+        self.any_wake_pending.store(true, Ordering::Release);
     }
 
     /// Wakes the PEs this PE stored into since the last call, if they sleep. Runs in
     /// `quiet`, `fence`, barriers and before this PE waits, so a PE asleep in
-    /// `wait_until` learns of a put promptly (and within one sleep slice at worst).
-    /// Returns whether it issued a SeqCst fence (it does when anything was pending).
+    /// `wait_until` learns of a put promptly. Returns whether it issued a SeqCst fence
+    /// (it does when anything was pending).
+    ///
+    /// Why no wake-up is lost, with any number of threads: a writer stores its data,
+    /// then `wake_pending[to]`, then `any_wake_pending`, both Release. The flusher
+    /// takes each flag with an AcqRel swap, so a flag it takes carries the writer's
+    /// data with it (synchronizes-with), and only then issues the SeqCst fence and
+    /// reads the sleepers (the protocol of `sync`). A writer whose flag store comes
+    /// after the swap leaves `any_wake_pending` set for the next flush.
     fn flush_wakes(&self) -> bool {
-        if !self.any_wake_pending.load(Ordering::Relaxed) {
+        if !self.any_wake_pending.load(Ordering::Acquire)
+            || !self.any_wake_pending.swap(false, Ordering::AcqRel)
+        {
             return false;
         }
-        self.any_wake_pending.store(false, Ordering::Relaxed);
-        // One fence for all targets: the stores before it are ordered before each
-        // target's `sleepers` load below (the wake protocol of `sync`).
-        fence(Ordering::SeqCst);
-        for (pe, pending) in self.wake_pending.iter().enumerate() {
-            if pending.load(Ordering::Relaxed) {
-                pending.store(false, Ordering::Relaxed);
+        // In chunks of 64 PEs, so the taken set fits a word on the stack (this runs in
+        // every `quiet` after a put): one fence per chunk serves all its targets, the
+        // stores the flags carried are ordered before each target's `sleepers` load.
+        for (chunk, flags) in self.wake_pending.chunks(64).enumerate() {
+            let mut taken = 0u64;
+            for (i, pending) in flags.iter().enumerate() {
+                if pending.load(Ordering::Relaxed) && pending.swap(false, Ordering::AcqRel) {
+                    taken |= 1 << i;
+                }
+            }
+            fence(Ordering::SeqCst);
+            while taken != 0 {
+                let i = taken.trailing_zeros() as usize;
+                taken &= taken - 1;
+                let pe = chunk * 64 + i;
                 crate::sync::notify_fenced(&self.segs.segs[pe].control().user_signal);
             }
         }

@@ -87,14 +87,26 @@ impl Shmem {
     ) -> Result<Option<Team>> {
         let p = &parent.inner;
         let last = u64::from(start) + u64::from(stride) * u64::from(size.max(1) - 1);
-        if size == 0 || stride == 0 || last >= u64::from(p.size) {
-            return Err(Error::InvalidArgument(format!(
+        let call = SplitCall::Strided {
+            start,
+            stride,
+            size,
+        };
+        // A bad geometry is not returned here: the other members are entering the
+        // split, so this PE enters it too and all of them refuse it together.
+        let memberships = if size == 0 || stride == 0 || last >= u64::from(p.size) {
+            Err(Error::InvalidArgument(format!(
                 "team split: start {start}, stride {stride}, size {size} does not fit a parent of {} PEs (size and stride must be at least 1)",
                 p.size
-            )));
-        }
-        let geometry = (p.start + p.stride * start, p.stride * stride, size);
-        let mut teams = self.split(parent, &[geometry_if_member(geometry, self.my_pe())])?;
+            )))
+        } else {
+            // Inside the parent, so every product below is a world PE number or a
+            // stride between two of them: below n_pes. A one-PE team has no stride.
+            let stride = if size == 1 { 1 } else { stride };
+            let geometry = (p.start + p.stride * start, p.stride * stride, size);
+            Ok(vec![geometry_if_member(geometry, self.my_pe())])
+        };
+        let mut teams = self.split(parent, call, memberships)?;
         Ok(teams.pop().flatten())
     }
 
@@ -111,29 +123,29 @@ impl Shmem {
     /// ```
     pub fn team_split_2d(&self, parent: &Team, xrange: u32) -> Result<(Team, Team)> {
         let p = &parent.inner;
-        if xrange == 0 {
-            return Err(Error::InvalidArgument(
+        let call = SplitCall::TwoD { xrange };
+        let memberships = if xrange == 0 {
+            Err(Error::InvalidArgument(
                 "team split 2d: xrange must be at least 1".into(),
-            ));
-        }
-        let xrange = xrange.min(p.size);
-        let me = p.me;
-        let row_start = me / xrange * xrange;
-        let row = (
-            p.start + p.stride * row_start,
-            p.stride,
-            xrange.min(p.size - row_start),
-        );
-        let col_start = me % xrange;
-        let col = (
-            p.start + p.stride * col_start,
-            p.stride * xrange,
-            (p.size - col_start).div_ceil(xrange),
-        );
-        let mut teams = self
-            .split(parent, &[Some(row), Some(col)])?
-            .into_iter()
-            .flatten();
+            ))
+        } else {
+            let xrange = xrange.min(p.size);
+            let me = p.me;
+            let row_start = me / xrange * xrange;
+            let row = (
+                p.start + p.stride * row_start,
+                p.stride,
+                xrange.min(p.size - row_start),
+            );
+            let col_start = me % xrange;
+            let col = (
+                p.start + p.stride * col_start,
+                p.stride * xrange,
+                (p.size - col_start).div_ceil(xrange),
+            );
+            Ok(vec![Some(row), Some(col)])
+        };
+        let mut teams = self.split(parent, call, memberships)?.into_iter().flatten();
         match (teams.next(), teams.next()) {
             (Some(row), Some(col)) => Ok((row, col)),
             _ => Err(Error::InvalidArgument(
@@ -164,47 +176,163 @@ impl Shmem {
         Ok(())
     }
 
-    /// The split protocol: every parent member calls it with the (world start,
-    /// stride, size) of each new team it belongs to (`None` where it belongs to none;
-    /// the list has the same length on every member). All members agree on one free
-    /// slot per list position and a barrier epoch base above all their epochs.
+    /// The split protocol: every parent member calls it with the call it makes and
+    /// the (world start, stride, size) of each new team it belongs to (`None` where it
+    /// belongs to none; the list has the same length on every member), or the error
+    /// its own arguments gave. All members agree on the outcome: the same error on
+    /// every member, or one free slot per list position and a barrier epoch base above
+    /// all their epochs.
+    ///
+    /// Rounds of four parent barriers, each round:
+    /// 1. publish (this PE's free slots | the call's descriptor) and the highest epoch;
+    ///    barrier; every member combines the same words, so all agree on whether the
+    ///    call is valid and identical everywhere, and on the slots to try;
+    /// 2. barrier (everyone has read), then *claim* the slots in this PE's table under
+    ///    its lock: another thread of this PE may have taken one since step 1 (it
+    ///    splits another parent at the same time); publish whether the claim held;
+    /// 3. barrier; read every member's answer; barrier (everyone has read);
+    /// 4. if every member claimed, the teams are made; otherwise each member gives its
+    ///    claim back and the round starts again with fresh free sets. The slot a
+    ///    concurrent split took stays taken, so the next round avoids it.
     fn split(
         &self,
         parent: &Team,
-        memberships: &[Option<(u32, u32, u32)>],
+        call: SplitCall,
+        memberships: Result<Vec<Option<(u32, u32, u32)>>>,
     ) -> Result<Vec<Option<Team>>> {
+        /// Rounds before a split gives up on slots that concurrent splits keep taking.
+        const MAX_ROUNDS: usize = 64;
         let inner = &self.inner;
         let mut state = self.team_state(parent)?;
         let p = &parent.inner;
-        let free = !*inner.team_slots.lock().unwrap_or_else(|e| e.into_inner()) & slot_mask();
+        let wanted = memberships.as_ref().map_or(0, Vec::len);
+        let descriptor = u64::from(call.descriptor(memberships.is_ok())) << 32;
         let scratch = &inner.segs.mine().control().teams[p.slot].scratch;
-        scratch[0].store(free, Ordering::Relaxed);
-        scratch[1].store(inner.epoch_high.load(Ordering::Relaxed), Ordering::Relaxed);
-        inner.team_barrier(p, &mut state);
-        let (mut common_free, mut epoch_base) = (slot_mask(), 0);
-        for i in 0..p.size {
-            let s = &inner.segs.segs[p.world(i)].control().teams[p.slot].scratch;
-            common_free &= s[0].load(Ordering::Relaxed);
-            epoch_base = epoch_base.max(s[1].load(Ordering::Relaxed));
-        }
-        // Nobody overwrites the scratch words before everyone has read them.
-        inner.team_barrier(p, &mut state);
-        drop(state);
-        let mut slots = Vec::with_capacity(memberships.len());
-        for _ in memberships {
-            if common_free == 0 {
+        let members =
+            || (0..p.size).map(|i| &inner.segs.segs[p.world(i)].control().teams[p.slot].scratch);
+        for _ in 0..MAX_ROUNDS {
+            let free = !*inner.team_slots.lock().unwrap_or_else(|e| e.into_inner()) & slot_mask();
+            scratch[0].store(descriptor | free, Ordering::Relaxed);
+            scratch[1].store(inner.epoch_high.load(Ordering::Relaxed), Ordering::Relaxed);
+            inner.team_barrier(p, &mut state);
+            let (mut common_free, mut epoch_base) = (slot_mask(), 0);
+            let mut differs = None;
+            for (i, s) in members().enumerate() {
+                let word = s[0].load(Ordering::Relaxed);
+                if word >> 32 != descriptor >> 32 && differs.is_none() {
+                    differs = Some(i);
+                }
+                common_free &= word & slot_mask();
+                epoch_base = epoch_base.max(s[1].load(Ordering::Relaxed));
+            }
+            // Nobody overwrites the scratch words before everyone has read them.
+            inner.team_barrier(p, &mut state);
+            // Every member saw the same words: if any descriptor differs (another call,
+            // other arguments, or arguments invalid on some member), every member
+            // returns an error; if all are equal, all are valid or all invalid.
+            let list = match (&memberships, differs) {
+                (Ok(list), None) => list,
+                _ => {
+                    return Err(match memberships {
+                        Err(e) => e,
+                        Ok(_) => Error::InvalidArgument(format!(
+                            "team split: the members of the parent team disagree: this PE (team PE {}) called {call}, team PE {} made another call or passed arguments that do not fit",
+                            p.me,
+                            differs.unwrap_or(0)
+                        )),
+                    })
+                }
+            };
+            if (common_free.count_ones() as usize) < wanted {
                 return Err(Error::TeamsExhausted { max: MAX_TEAMS });
             }
-            let slot = common_free.trailing_zeros() as usize;
-            common_free &= !(1 << slot);
-            slots.push(slot);
+            let mut slots = Vec::with_capacity(wanted);
+            let mut pick = common_free;
+            for _ in 0..wanted {
+                let slot = pick.trailing_zeros() as usize;
+                pick &= !(1 << slot);
+                slots.push(slot);
+            }
+            let chosen = slots.iter().fold(0u64, |m, &s| m | 1 << s);
+            let claimed = {
+                let mut used = inner.team_slots.lock().unwrap_or_else(|e| e.into_inner());
+                let ok = *used & chosen == 0;
+                if ok {
+                    *used |= chosen;
+                }
+                ok
+            };
+            scratch[0].store(u64::from(claimed), Ordering::Relaxed);
+            inner.team_barrier(p, &mut state);
+            let all_claimed = members().all(|s| s[0].load(Ordering::Relaxed) == 1);
+            inner.team_barrier(p, &mut state);
+            if all_claimed {
+                drop(state);
+                let me = self.my_pe();
+                return Ok(list
+                    .iter()
+                    .zip(slots)
+                    .map(|(geometry, slot)| {
+                        geometry.map(|g| inner.new_team(g, me, slot, epoch_base))
+                    })
+                    .collect());
+            }
+            if claimed {
+                *inner.team_slots.lock().unwrap_or_else(|e| e.into_inner()) &= !chosen;
+            }
+            std::thread::yield_now();
         }
-        let me = self.my_pe();
-        let mut out = Vec::with_capacity(memberships.len());
-        for (geometry, slot) in memberships.iter().zip(slots) {
-            out.push(geometry.map(|g| inner.new_team(g, me, slot, epoch_base)));
+        Err(Error::TeamsExhausted { max: MAX_TEAMS })
+    }
+}
+
+/// A split call as its members must agree on it.
+#[derive(Debug, Clone, Copy)]
+enum SplitCall {
+    Strided { start: u32, stride: u32, size: u32 },
+    TwoD { xrange: u32 },
+}
+
+impl SplitCall {
+    /// A 32-bit digest of the call and whether its arguments were valid here: equal on
+    /// members that made the same valid call (FNV-1a over the arguments, top bit set
+    /// for a valid call so a digest is never 0).
+    fn descriptor(self, valid: bool) -> u32 {
+        let words = match self {
+            SplitCall::Strided {
+                start,
+                stride,
+                size,
+            } => [1, start, stride, size],
+            SplitCall::TwoD { xrange } => [2, xrange, 0, 0],
+        };
+        let mut h: u32 = 0x811c_9dc5;
+        for b in words.iter().flat_map(|w| w.to_le_bytes()) {
+            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
         }
-        Ok(out)
+        if valid {
+            h | 1 << 31
+        } else {
+            h & !(1 << 31)
+        }
+    }
+}
+
+impl std::fmt::Display for SplitCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SplitCall::Strided {
+                start,
+                stride,
+                size,
+            } => {
+                write!(
+                    f,
+                    "team_split_strided(start {start}, stride {stride}, size {size})"
+                )
+            }
+            SplitCall::TwoD { xrange } => write!(f, "team_split_2d(xrange {xrange})"),
+        }
     }
 }
 
@@ -224,9 +352,8 @@ fn slot_mask() -> u64 {
 }
 
 impl Inner {
-    /// A team this PE is a member of, in `slot`, marking the slot used.
+    /// A team this PE is a member of, in `slot` (which the split has claimed).
     fn new_team(&self, geometry: (u32, u32, u32), me: u32, slot: usize, epoch_base: u64) -> Team {
-        *self.team_slots.lock().unwrap_or_else(|e| e.into_inner()) |= 1 << slot;
         // No collective of an earlier team in this slot is in flight (it was
         // destroyed with a barrier), so the arrivals word is quiescent.
         let arrivals = self.segs.mine().control().teams[slot]
