@@ -189,6 +189,15 @@ pub fn median(xs: &mut [f64]) -> f64 {
     }
 }
 
+/// The `q` quantile (0..=1) of `sorted` (ascending), nearest rank.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (q.clamp(0.0, 1.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
 /// Times `reps` repetitions of `batch` calls of `op` and returns the median seconds per
 /// call. `op` returns an error to abort.
 fn time_per_op(
@@ -358,15 +367,39 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
                 Ok(())
             })
             .map_err(err)?;
+            // Single round trips, each timed: the tail shows stalls that a batch median
+            // hides (a lost wake-up costs a whole 50 ms sleep slice).
+            let trips = if opts.quick { 2000 } else { 20_000 };
+            let mut single = Vec::with_capacity(trips);
+            for _ in 0..trips {
+                let t = Instant::now();
+                black_box(shmem.am_echo(1, &payload).map_err(err)?);
+                single.push(t.elapsed().as_secs_f64());
+            }
+            single.sort_by(f64::total_cmp);
+            let p99 = percentile(&single, 0.99);
+            let max = single.last().copied().unwrap_or(f64::NAN);
             println!(
-                "AM round trip, 8 bytes, PE 0 -> PE 1: median {:.3} us",
-                secs * 1e6
+                "AM round trip, 8 bytes, PE 0 -> PE 1: median {:.3} us; {trips} single trips: p50 {:.3} us, p99 {:.3} us, max {:.3} us",
+                secs * 1e6,
+                percentile(&single, 0.5) * 1e6,
+                p99 * 1e6,
+                max * 1e6
             );
             records.push(record(
                 "am_roundtrip",
                 "am_roundtrip",
                 8,
                 secs,
+                0.0,
+                None,
+                None,
+            ));
+            records.push(record(
+                "am_roundtrip",
+                "am_roundtrip_p99",
+                8,
+                p99,
                 0.0,
                 None,
                 None,
@@ -1128,6 +1161,16 @@ mod tests {
     fn median_of_odd_and_even() {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
+    fn percentile_is_nearest_rank() {
+        let xs: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&xs, 0.99), 99.0);
+        assert_eq!(percentile(&xs, 0.5), 50.0);
+        assert_eq!(percentile(&xs, 1.0), 100.0);
+        assert_eq!(percentile(&xs, 0.0), 1.0);
+        assert!(percentile(&[], 0.5).is_nan());
     }
 
     #[test]

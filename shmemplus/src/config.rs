@@ -116,6 +116,13 @@ pub struct Config {
     pub packet: PacketPolicy,
     /// `SHMEMPLUS_TUNE`: `auto` (default), `off` or `force`.
     pub tune: TuneMode,
+    /// `SHMEMPLUS_WAIT_SPIN_US`: how long a waiting thread busy-polls before it yields;
+    /// `None` means the default for the job's PEs per core.
+    pub wait_spin: Option<std::time::Duration>,
+    /// `SHMEMPLUS_WAIT_YIELD_US`: how long it then polls with `sched_yield` before it
+    /// sleeps on the futex; `None` means the default. 0 and 0 sleep at once (fewest
+    /// cycles stolen from other PEs, highest wake-up latency).
+    pub wait_yield: Option<std::time::Duration>,
 }
 
 impl Config {
@@ -200,7 +207,23 @@ impl Config {
                 })
             }
         };
+        let micros = |var: &'static str| -> Result<Option<std::time::Duration>, Error> {
+            match get(var) {
+                None => Ok(None),
+                Some(v) => match v.trim().parse::<u64>() {
+                    Ok(us) if us <= 10_000_000 => Ok(Some(std::time::Duration::from_micros(us))),
+                    _ => Err(Error::BadConfig {
+                        var,
+                        why: format!("'{v}' is not a number of microseconds from 0 to 10000000"),
+                    }),
+                },
+            }
+        };
+        let wait_spin = micros("SHMEMPLUS_WAIT_SPIN_US")?;
+        let wait_yield = micros("SHMEMPLUS_WAIT_YIELD_US")?;
         Ok(Config {
+            wait_spin,
+            wait_yield,
             tune,
             packet,
             fpgas,

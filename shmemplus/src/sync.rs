@@ -78,6 +78,15 @@ impl WaitPolicy {
         }
     }
 
+    /// This policy with the phases the configuration overrides (`SHMEMPLUS_WAIT_*`).
+    pub fn with_overrides(self, spin: Option<Duration>, yield_for: Option<Duration>) -> WaitPolicy {
+        WaitPolicy {
+            spin: spin.unwrap_or(self.spin),
+            yield_for: yield_for.unwrap_or(self.yield_for),
+            ..self
+        }
+    }
+
     /// Waits until `poll()` answers [`Poll::Ready`] and returns its value.
     ///
     /// Every answer of `poll` is acted upon, so a poll may have side effects (push a

@@ -259,7 +259,7 @@ pub fn init() -> Result<Shmem> {
     };
     let segs = Arc::new(segs);
     let emulation = Emulation::new(&profile, topology, segs.clone());
-    let policy = WaitPolicy::for_host(n);
+    let policy = WaitPolicy::for_host(n).with_overrides(config.wait_spin, config.wait_yield);
     let am = Arc::new(AmEngine::new(segs.clone(), policy));
     let t = &profile.topology;
     let boards = Arc::new(Boards::new(

@@ -193,7 +193,8 @@ impl Shmem {
     /// 3. barrier; read every member's answer; barrier (everyone has read);
     /// 4. if every member claimed, the teams are made; otherwise each member gives its
     ///    claim back and the round starts again with fresh free sets. The slot a
-    ///    concurrent split took stays taken, so the next round avoids it.
+    ///    concurrent split took stays taken, so the next round avoids it; when both
+    ///    gave theirs back, their different starting points (below) separate them.
     fn split(
         &self,
         parent: &Team,
@@ -210,7 +211,7 @@ impl Shmem {
         let scratch = &inner.segs.mine().control().teams[p.slot].scratch;
         let members =
             || (0..p.size).map(|i| &inner.segs.segs[p.world(i)].control().teams[p.slot].scratch);
-        for _ in 0..MAX_ROUNDS {
+        for round in 0..MAX_ROUNDS {
             let free = !*inner.team_slots.lock().unwrap_or_else(|e| e.into_inner()) & slot_mask();
             scratch[0].store(descriptor | free, Ordering::Relaxed);
             scratch[1].store(inner.epoch_high.load(Ordering::Relaxed), Ordering::Relaxed);
@@ -246,13 +247,15 @@ impl Shmem {
             if (common_free.count_ones() as usize) < wanted {
                 return Err(Error::TeamsExhausted { max: MAX_TEAMS });
             }
-            let mut slots = Vec::with_capacity(wanted);
-            let mut pick = common_free;
-            for _ in 0..wanted {
-                let slot = pick.trailing_zeros() as usize;
-                pick &= !(1 << slot);
-                slots.push(slot);
-            }
+            // Splits of different parents look for slots from different places
+            // (the parent's slot times 5, coprime to the 32 slots, moved on each
+            // round), so two that keep colliding do not pick the same slot forever.
+            let from = (p.slot * 5 + round * 11) % MAX_TEAMS;
+            let slots: Vec<usize> = (0..MAX_TEAMS)
+                .map(|k| (from + k) % MAX_TEAMS)
+                .filter(|&s| common_free & 1 << s != 0)
+                .take(wanted)
+                .collect();
             let chosen = slots.iter().fold(0u64, |m, &s| m | 1 << s);
             let claimed = {
                 let mut used = inner.team_slots.lock().unwrap_or_else(|e| e.into_inner());

@@ -28,7 +28,9 @@ fn main() -> ExitCode {
     };
     let outcome = match args.first().map(String::as_str) {
         Some("am-counters") => am_counters(&shmem, place, arg(2, 20_000), arg(3, 2_000)),
-        Some("threaded-quiet") => threaded_quiet(&shmem, arg(1, 4) as usize, arg(2, 300)),
+        Some("threaded-quiet") => {
+            threaded_quiet(&shmem, arg(1, 4) as usize, arg(2, 300), arg(3, 1) as usize)
+        }
         Some("split-race") => split_race(&shmem, arg(1, 30)),
         Some("split-mismatch") => split_mismatch(&shmem),
         other => Err(format!("unknown mode {other:?}")),
@@ -115,19 +117,27 @@ fn am_counters(shmem: &Shmem, place: Place, adds: u64, fetches: u64) -> Result<S
     ))
 }
 
-/// `threads` threads per PE each put a word into the next PE's board through AMs
-/// (posted, completed only by `quiet`), call `quiet`, then raise a flag on the target's
-/// CPU heap with a direct atomic that does not travel behind the put. The target reads
-/// its board as soon as it sees the flag: a `quiet` that returned before the put was
-/// applied (another thread's quiet had taken the work) shows as a stale word.
-fn threaded_quiet(shmem: &Shmem, threads: usize, rounds: u64) -> Result<String, String> {
+/// `threads` threads per PE each put a block of `words` words into the next PE's board
+/// through AMs (posted, completed only by `quiet`), call `quiet`, then raise a flag on
+/// the target's CPU heap with a direct atomic that does not travel behind the put. The
+/// target reads the block as soon as it sees the flag: a `quiet` that returned before
+/// the put was applied (another thread's quiet had taken the work) shows as a stale
+/// word, most likely at the block's end (its last records).
+fn threaded_quiet(
+    shmem: &Shmem,
+    threads: usize,
+    rounds: u64,
+    words: usize,
+) -> Result<String, String> {
     let (me, n) = (shmem.my_pe() as usize, shmem.n_pes() as usize);
     if shmem.fpgas() == 0 {
         return Err("threaded-quiet needs a board per node".into());
     }
     let to = (me + 1) % n;
     let from = (me + n - 1) % n;
-    let data = shmem.alloc::<u64>(threads, Place::Fpga(0)).map_err(e2s)?;
+    let data = shmem
+        .alloc::<u64>(threads * words, Place::Fpga(0))
+        .map_err(e2s)?;
     let flags = shmem.alloc::<u64>(threads, Place::Cpu).map_err(e2s)?;
     shmem.barrier_all().map_err(e2s)?;
     let (data, flags) = (Arc::new(data), Arc::new(flags));
@@ -136,19 +146,22 @@ fn threaded_quiet(shmem: &Shmem, threads: usize, rounds: u64) -> Result<String, 
         for t in 0..threads {
             let (shmem, data, flags) = (shmem.clone(), data.clone(), flags.clone());
             workers.push(scope.spawn(move || -> Result<(), String> {
+                let mut block = vec![0u64; words];
                 for r in 1..=rounds {
-                    // Writer: my word on the next PE's board, then its flag.
-                    shmem.put(&data, t, &[r], to as u32).map_err(e2s)?;
+                    // Writer: my block on the next PE's board, then its flag.
+                    block.fill(r);
+                    shmem.put(&data, t * words, &block, to as u32).map_err(e2s)?;
                     shmem.quiet().map_err(e2s)?;
                     shmem.atomic_set(&flags, t, r, to as u32).map_err(e2s)?;
                     // Reader: the previous PE's word on my board, once its flag says so.
                     shmem
                         .wait_until(&flags, t, shmemplus::Cmp::Ge, r)
                         .map_err(e2s)?;
-                    let seen = shmem.local_read_one(&data, t).map_err(e2s)?;
-                    if seen < r {
+                    shmem.local_read(&data, t * words, &mut block).map_err(e2s)?;
+                    if let Some(i) = block.iter().position(|&w| w < r) {
                         return Err(format!(
-                            "thread {t} round {r}: PE {from}'s flag was raised after its quiet, but its put is not applied (board word {seen})"
+                            "thread {t} round {r}: PE {from}'s flag was raised after its quiet, but its put is not applied (word {i} of {words} holds {})",
+                            block[i]
                         ));
                     }
                 }
@@ -161,7 +174,9 @@ fn threaded_quiet(shmem: &Shmem, threads: usize, rounds: u64) -> Result<String, 
             .collect::<Result<Vec<()>, String>>()
     })?;
     shmem.barrier_all().map_err(e2s)?;
-    Ok(format!("threaded quiet ordered {threads} x {rounds} puts"))
+    Ok(format!(
+        "threaded quiet ordered {threads} x {rounds} puts of {words} words"
+    ))
 }
 
 /// Two threads per PE split two different parents at the same time, over and over,
