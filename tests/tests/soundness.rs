@@ -15,17 +15,19 @@ const SLEEPY: [(&str, &str); 2] = [
 ];
 
 /// Oversubscribed (6 PEs, each with a progress thread, on this machine's cores), with
-/// 4 KiB rings (a record of 64 bytes: 64 in a ring) and waits that sleep at once: the
-/// posted adds fill the rings and the senders sleep for space. A record pushed twice
-/// makes the count too high; a reply matched to the wrong token shows in the fetched
-/// values. 6 PEs x (80 000 adds + 4 000 fetches) x 2 places > 10^6 operations.
+/// 4 KiB rings (56 atomic records of 72 bytes) and waits that sleep at once: bursts of
+/// 100 posted adds between fetches fill the rings and the senders sleep for space. A
+/// record pushed twice makes the count too high (the code before the fix counted
+/// 480327 adds and 4802 fetches where 480000 and 4800 were issued); a reply matched to
+/// the wrong token shows in the fetched values. 6 PEs x (85 000 adds + 850 fetches) x
+/// 2 places > 10^6 operations.
 #[test]
 fn am_atomics_are_applied_exactly_once_with_full_rings() {
     for place in ["cpu", "fpga"] {
         let r = run(
             PE,
             6,
-            &["am-counters", place, "80000", "4000"],
+            &["am-counters", place, "85000", "850"],
             &[
                 ("SHMEMPLUS_CONDUIT", "am"),
                 ("SHMEMPLUS_AM_RING", "4K"),
@@ -35,30 +37,26 @@ fn am_atomics_are_applied_exactly_once_with_full_rings() {
         );
         assert_eq!(r.outcome, JobOutcome::Success, "{place}\n{}", dump(&r));
         assert!(
-            r.stdout[0].contains(&format!("am counters exact: {} operations", 6 * 84_000)),
+            r.stdout[0].contains(&format!("am counters exact: {} operations", 6 * 85_850)),
             "{}",
             dump(&r)
         );
     }
 }
 
-/// Four threads per PE, each a writer and a reader of its own 8 KiB block, through
-/// 4 KiB rings: a `quiet` that returns while another thread's flush is still in flight
-/// lets the flag overtake the put's last records.
+/// Eight threads per PE, each a writer and a reader of its own 16-word block, for
+/// 2000 rounds of put, quiet, flag: a `quiet` that returns while another thread's flush
+/// is still in flight lets the flag overtake the put (the code before the fix failed 5
+/// of 6 such runs, "its put is not applied (word 0 of 16 holds 1066)").
 #[test]
 fn quiet_from_several_threads_completes_each_threads_puts() {
     for n in [2u32, 3] {
-        let r = run(
-            PE,
-            n,
-            &["threaded-quiet", "4", "300", "1024"],
-            &[("SHMEMPLUS_AM_RING", "4K"), SLEEPY[0], SLEEPY[1]],
-        );
+        let r = run(PE, n, &["threaded-quiet", "8", "2000", "16"], &[]);
         assert_eq!(r.outcome, JobOutcome::Success, "{n} PEs\n{}", dump(&r));
         assert!(
             r.stdout
                 .iter()
-                .all(|o| o.contains("threaded quiet ordered 4 x 300 puts of 1024 words")),
+                .all(|o| o.contains("threaded quiet ordered 8 x 2000 puts of 16 words")),
             "{}",
             dump(&r)
         );
