@@ -368,14 +368,15 @@ fn map_job(
     if env.pe == 0 {
         warn_if_shm_too_small(layout.total_bytes(), env.topology.n_pes as usize);
     }
-    let name = format!("{}pe{}", crate::launch::shm_prefix(job_id), env.pe);
-    let mine = Segment::create(&name, env.pe, layout);
+    // An unguessable name, created exclusively: nobody can have made it first.
+    let mine = crate::segment::unique_name(job_id, env.pe)
+        .and_then(|name| Segment::create(&name, env.pe, layout).map(|seg| (seg, name)));
     let mut conn = BootstrapConn::connect(env)?;
     let hello = PeHello {
         pid: std::process::id(),
         segment: mine
             .as_ref()
-            .map(|_| name.clone())
+            .map(|(_, name)| name.clone())
             .map_err(|e| e.to_string()),
         heap_bytes: config.symmetric_size as u64,
         ring_bytes: config.am_ring_bytes as u64,
@@ -391,7 +392,7 @@ fn map_job(
         .map(|b| postcard::from_bytes::<PeHello>(b))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Error::Bootstrap(format!("malformed hello from a PE: {e}")))?;
-    let mut mine = Some(mine?);
+    let mut mine = Some(mine?.0);
     bootstrap::check_hellos(&hellos)?;
     let mut segs = Vec::with_capacity(hellos.len());
     for (pe, h) in hellos.iter().enumerate() {
