@@ -230,6 +230,11 @@ static INITIALIZED: AtomicBool = AtomicBool::new(false);
 /// Environment: `SHMEM_SYMMETRIC_SIZE` (heap bytes, e.g. `512M`), `SHMEM_DEBUG` or
 /// `RUST_LOG` (logs), `SHMEM_INFO` (print the configuration), `SHMEM_VERSION` (print
 /// the version), `SHMEMPLUS_CONDUIT=shm|am`, `SHMEMPLUS_AM_RING` (bytes per AM ring).
+///
+/// `init` removes the job secret `SHMEMPLUS_SECRET` from the process environment, so
+/// that programs this PE starts do not inherit it. Like `std::env::remove_var`, that
+/// must not race with C code reading the environment (`getenv`) on another thread:
+/// call `init` before starting threads that do, first thing in `main` at best.
 pub fn init() -> Result<Shmem> {
     if INITIALIZED.swap(true, Ordering::AcqRel) {
         return Err(Error::AlreadyInitialized);
@@ -240,7 +245,9 @@ pub fn init() -> Result<Shmem> {
         var: "SHMEMPLUS_PROFILE",
         why: e.to_string(),
     })?;
-    let env = LaunchEnv::from_env()?;
+    // Before any thread of the library starts (see `take_from_env` for why that
+    // makes removing the secret from the environment sound).
+    let env = LaunchEnv::take_from_env()?;
     let (me, topology, job_id) = match &env {
         Some(e) => (e.pe, e.topology, Some(e.job_id.clone())),
         None => (0, Topology::resolve(1, None, None)?, None),
