@@ -1020,8 +1020,26 @@ impl Shmem {
             }
             return Ok(());
         }
+        // A transfer from this PE's memory to the same memory (`put_from`/`get_into`
+        // of one object to itself) may read and write overlapping ranges; the result
+        // must be that of `memmove`. Each piece is read whole into the stage before it
+        // is written, so only the order of the pieces matters: when the destination
+        // lies above an overlapping source, go from the last piece to the first, so
+        // that no piece is written over source bytes a later piece has yet to read
+        // (forward order is right in every other case). That holds even when the
+        // writes are AMs applied later: they only ever land on bytes already read.
+        let (src_off, dst_off) = match op {
+            RmaOp::Put => (offset, remote_offset),
+            RmaOp::Get => (remote_offset, offset),
+        };
+        let same_memory = target == inner.segs.me && place == remote_place;
+        let backward = same_memory && dst_off > src_off && dst_off - src_off < bytes;
+        let pieces = bytes.div_ceil(STAGE_BYTES);
         let mut stage = vec![0u8; bytes.min(STAGE_BYTES)];
-        for at in (0..bytes).step_by(STAGE_BYTES) {
+        for k in 0..pieces {
+            // Below `bytes` (piece index < pieces), so neither step can overflow.
+            let index = if backward { pieces - 1 - k } else { k };
+            let at = index * STAGE_BYTES;
             let piece = &mut stage[..STAGE_BYTES.min(bytes - at)];
             match op {
                 RmaOp::Put => {
@@ -1050,14 +1068,15 @@ impl Shmem {
                 Conduit::Shm => {
                     // SAFETY: offset..offset+len is inside the target's heap (`locate`
                     // checked it against the object, which the allocator placed inside
-                    // the heap), the target's segment stays mapped while `inner` lives,
-                    // and the source cannot overlap it: safe code has no slice into a
-                    // symmetric heap, and the unsafe `local_slice*` contract forbids
-                    // puts into memory such a slice covers while it lives. Concurrent
+                    // the heap) and the target's segment stays mapped while `inner`
+                    // lives. Safe code has no slice into a symmetric heap, and the
+                    // unsafe `local_slice*` contract forbids puts into memory such a
+                    // slice covers while it lives; should a source overlap the range
+                    // anyway, `copy_may_overlap` moves it as `memmove` would. Concurrent
                     // access to the target range by other PEs is the program's race, as
                     // in OpenSHMEM; we never create a Rust reference to shared bytes.
                     unsafe {
-                        crate::copy::copy_bytes(
+                        copy_may_overlap(
                             src.as_ptr(),
                             inner.segs.segs[target].heap_base().add(offset),
                             src.len(),
@@ -1094,7 +1113,8 @@ impl Shmem {
         match place {
             Place::Cpu => {
                 // SAFETY: in bounds of this PE's heap (checked by the caller against the
-                // object); `src` is a private staging buffer.
+                // object); `src` is `transfer_between`'s private staging buffer (the
+                // only caller), so the ranges cannot overlap.
                 unsafe {
                     crate::copy::copy_bytes(
                         src.as_ptr(),
@@ -1134,9 +1154,10 @@ impl Shmem {
                 Conduit::Shm => {
                     // SAFETY: as in `move_in`, with the roles swapped: the source range
                     // is in bounds of the target's mapped heap, and `dst` is an
-                    // exclusive buffer of exactly that many bytes.
+                    // exclusive buffer of exactly that many bytes (overlap, which the
+                    // `local_slice_mut` contract rules out, would still be a memmove).
                     unsafe {
-                        crate::copy::copy_bytes(
+                        copy_may_overlap(
                             inner.segs.segs[target].heap_base().add(offset),
                             dst.as_mut_ptr(),
                             dst.len(),
@@ -1632,7 +1653,9 @@ impl Shmem {
     /// # Safety
     /// Other PEs can write this memory at any time with `put`. The caller must make sure
     /// none does while the slice lives (for example: between two `barrier_all` calls
-    /// in a phase where no PE puts into `obj`). Prefer [`Shmem::local_read`].
+    /// in a phase where no PE puts into `obj`), this PE included: no put, atomic or
+    /// `local_write` into `obj` on this PE while the slice lives. Prefer
+    /// [`Shmem::local_read`].
     pub unsafe fn local_slice<T: Pod>(&self, obj: &SymVec<T>) -> Result<&[T]> {
         let p = self.local_ptr(obj, 0, obj.len())?;
         // SAFETY: in bounds and aligned (heap blocks are 64-byte aligned, T: Pod); the
@@ -1644,7 +1667,9 @@ impl Shmem {
     ///
     /// # Safety
     /// As [`Shmem::local_slice`], and no other PE may read the memory either while the
-    /// slice lives; and the caller must not hold two slices of one object at once.
+    /// slice lives, nor this PE other than through the slice (no `get`, `put_from` or
+    /// `local_read` of `obj` on this PE); and the caller must not hold two slices of
+    /// one object at once.
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn local_slice_mut<T: Pod>(&self, obj: &SymVec<T>) -> Result<&mut [T]> {
         let p = self.local_ptr(obj, 0, obj.len())?;
@@ -1864,6 +1889,26 @@ impl Drop for Inner {
             }
         }
         self.shutdown();
+    }
+}
+
+/// Copies `len` bytes from `src` to `dst` as `memmove` does when the two ranges
+/// overlap (`ptr::copy`), else with the data path's `copy::copy_bytes`. For copies
+/// whose ranges are not known to be disjoint (a caller's buffer against this PE's own
+/// heap); the check is two comparisons.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `len` bytes.
+unsafe fn copy_may_overlap(src: *const u8, dst: *mut u8, len: usize) {
+    let (s, d) = (src as usize, dst as usize);
+    // Ranges of live memory do not wrap the address space, so neither sum overflows.
+    let overlap = s < d.wrapping_add(len) && d < s.wrapping_add(len);
+    if overlap {
+        // SAFETY: forwarded to the caller; `ptr::copy` allows overlap.
+        unsafe { std::ptr::copy(src, dst, len) }
+    } else {
+        // SAFETY: forwarded to the caller, and the ranges are disjoint.
+        unsafe { crate::copy::copy_bytes(src, dst, len) }
     }
 }
 
