@@ -152,7 +152,8 @@ struct Inner {
     policy: WaitPolicy,
     finalized: AtomicBool,
     coll: Mutex<Collectives>,
-    progress: Mutex<Option<JoinHandle<()>>>,
+    /// The progress thread, until `shutdown` has stopped it.
+    progress: Mutex<Option<ProgressWatch>>,
     profile: netsim::Profile,
     /// Network emulation; `None` when the profile's network is free.
     emulation: Option<Emulation>,
@@ -278,7 +279,9 @@ pub fn init() -> Result<Shmem> {
     )?);
     boards.register_handlers(&am);
     crate::atomic::register_handler(&am, boards.clone());
-    let progress = am.start()?;
+    let progress = watch_progress(me, am.start()?).inspect_err(|_| am.stop())?;
+    #[cfg(debug_assertions)]
+    test_panic_progress_if_asked(&am, me);
     // Tags this handle's objects; only needs to differ from other handles' tags.
     let job = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -348,6 +351,79 @@ pub fn init() -> Result<Shmem> {
         Err(e) => tracing::warn!("self-tuning failed, packets come from the profile: {e}"),
     }
     Ok(shmem)
+}
+
+/// How long `shutdown` waits for the progress thread to stop before leaving it behind
+/// (it notices a stop within one sleep slice; only a handler that blocks holds it).
+const PROGRESS_STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Exit status of a PE whose progress thread panicked (Rust's own for a panic).
+const PROGRESS_PANIC_EXIT: i32 = 101;
+
+/// The progress thread as the handle holds it: a watcher thread joins it, so that
+///
+/// - a panic on it ends this PE at once, with a message naming the PE (its peers
+///   would otherwise wait forever for AMs it no longer serves, and the launcher ends
+///   the job when a PE exits non-zero, naming it);
+/// - `shutdown` can wait for it with a timeout, which `JoinHandle::join` cannot.
+struct ProgressWatch {
+    /// Gets a message when the progress thread has returned normally.
+    stopped: std::sync::mpsc::Receiver<()>,
+}
+
+/// Starts the watcher of the progress thread `thread` of PE `me`.
+///
+/// Protocol: the watcher is the only joiner. When the progress thread returns, the
+/// watcher sends one message on a channel of capacity 1 (never blocks) and ends;
+/// `shutdown` waits for that message with a timeout. When it panics, the watcher
+/// reports and exits the process instead, so no message is ever sent: `shutdown`
+/// then cannot return before the process ends, or times out, which is harmless.
+fn watch_progress(me: u32, thread: JoinHandle<()>) -> Result<ProgressWatch> {
+    let (tx, stopped) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name(format!("shmemplus-watch-{me}"))
+        .spawn(move || match thread.join() {
+            Ok(()) => {
+                let _ = tx.send(());
+            }
+            Err(payload) => {
+                let why = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "no message".into());
+                // Not `eprintln!`: it panics when stderr is closed, and this thread
+                // must reach the exit below whatever happens.
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "shmemplus: PE {me}: the progress thread panicked ({why}); ending PE {me}, \
+                     whose peers would otherwise wait for it forever"
+                );
+                std::process::exit(PROGRESS_PANIC_EXIT);
+            }
+        })
+        .map_err(|e| Error::os("starting the progress thread's watcher", e))?;
+    Ok(ProgressWatch { stopped })
+}
+
+/// Test hook, in debug builds only: `SHMEMPLUS_TEST_PANIC_PROGRESS=<pe>` makes PE
+/// `<pe>`'s progress thread panic as soon as it runs, so that the integration tests
+/// can check that the PE ends the job instead of stranding its peers.
+#[cfg(debug_assertions)]
+fn test_panic_progress_if_asked(am: &AmEngine, me: u32) {
+    /// A built-in handler slot no module uses (ids below `USER_BASE`).
+    const H_TEST_PANIC: u16 = crate::am::USER_BASE - 1;
+    let asked = std::env::var("SHMEMPLUS_TEST_PANIC_PROGRESS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok());
+    if asked == Some(me) {
+        am.register_builtin(
+            H_TEST_PANIC,
+            Arc::new(|_, _| panic!("SHMEMPLUS_TEST_PANIC_PROGRESS asked for a panic")),
+        );
+        am.post(me as usize, H_TEST_PANIC, [0; 4], &[]);
+    }
 }
 
 fn init_logging(config: &Config) {
@@ -1855,13 +1931,24 @@ impl Inner {
 
     fn shutdown(&self) {
         self.am.stop();
-        let handle = self
+        let watch = self
             .progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        if let Some(h) = handle {
-            let _ = h.join();
+        if let Some(watch) = watch {
+            // Bounded: a handler that never returns must not hang finalize. Leaving
+            // the thread behind is sound: it owns `Arc`s of everything it touches.
+            use std::sync::mpsc::RecvTimeoutError;
+            if let Err(RecvTimeoutError::Timeout) =
+                watch.stopped.recv_timeout(PROGRESS_STOP_TIMEOUT)
+            {
+                tracing::warn!(
+                    pe = self.me,
+                    "the progress thread did not stop within {PROGRESS_STOP_TIMEOUT:?} (an \
+                     active-message handler that blocks?); finalize goes on without it"
+                );
+            }
         }
         // Tell the launcher this PE is done, then close the connection.
         let conn = self
