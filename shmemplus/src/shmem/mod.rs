@@ -1839,7 +1839,9 @@ impl Shmem {
 
     /// Ends this PE's participation (collective: completes its puts and waits for every
     /// PE, then stops the progress thread). Any later call on any clone of the handle,
-    /// including a second `finalize`, returns [`Error::Finalized`].
+    /// including a second `finalize`, returns [`Error::Finalized`]. The progress
+    /// thread gets a few seconds to stop; one held by an active-message handler that
+    /// never returns is left behind with a warning, so `finalize` always returns.
     pub fn finalize(&self) -> Result<()> {
         if self.inner.finalized.load(Ordering::Acquire) {
             return Err(Error::Finalized);
