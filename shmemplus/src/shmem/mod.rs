@@ -376,8 +376,8 @@ struct ProgressWatch {
 /// Protocol: the watcher is the only joiner. When the progress thread returns, the
 /// watcher sends one message on a channel of capacity 1 (never blocks) and ends;
 /// `shutdown` waits for that message with a timeout. When it panics, the watcher
-/// reports and exits the process instead, so no message is ever sent: `shutdown`
-/// then cannot return before the process ends, or times out, which is harmless.
+/// reports and exits the process instead, so no message is ever sent: a `shutdown`
+/// waiting then either sees the process end or times out, both harmless.
 fn watch_progress(me: u32, thread: JoinHandle<()>) -> Result<ProgressWatch> {
     let (tx, stopped) = std::sync::mpsc::sync_channel(1);
     std::thread::Builder::new()
