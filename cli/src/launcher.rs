@@ -332,6 +332,9 @@ pub enum LaunchError {
 pub fn run_job(spec: &JobSpec) -> Result<JobReport, LaunchError> {
     let topology = Topology::resolve(spec.n_pes, spec.pes_per_node, spec.nodes)
         .map_err(LaunchError::BadTopology)?;
+    // 64 random bits keep concurrent jobs apart. The id is not secret (the bootstrap
+    // socket's name shows it in /proc/net/unix): what a stranger cannot know is the
+    // secret and the random part of each segment's name (`segment::unique_name`).
     let job_id = random_hex(8)?;
     let secret = random_hex(32)?;
     let runtime = tokio::runtime::Builder::new_current_thread()

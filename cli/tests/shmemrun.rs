@@ -12,7 +12,9 @@ mod common;
 use common::{alive, group_members};
 
 const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
-const LIMIT: Duration = Duration::from_secs(10);
+/// Bound on every wait for shmemrun: loose enough for a loaded 2-core machine, below
+/// the jobs' `--timeout 25` and the `sleep 30` a broken teardown would wait for.
+const LIMIT: Duration = Duration::from_secs(20);
 
 /// Runs shmemrun to completion (bounded by its own --timeout 25 and by `LIMIT` here).
 /// The output must fit in the pipes (64 KiB), as it is read after the exit.

@@ -36,6 +36,23 @@ impl LaunchEnv {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
 
+    /// As [`LaunchEnv::from_env`], and removes `SHMEMPLUS_SECRET` from this process's
+    /// environment, whatever the outcome: programs this PE starts must not inherit the
+    /// job secret (it lets its holder join the job's bootstrap as any PE).
+    ///
+    /// Call it before any thread of the library exists (`shmem::init` does, first
+    /// thing after reading its configuration). Rust's own environment functions are
+    /// serialised by the standard library; what `remove_var` must not race with is C
+    /// code calling `getenv` in another thread, and no library thread runs yet. The
+    /// program's own threads are covered by `init`'s documented contract.
+    pub fn take_from_env() -> Result<Option<LaunchEnv>, Error> {
+        let env = Self::from_env();
+        if std::env::var_os(launch::ENV_SECRET).is_some() {
+            std::env::remove_var(launch::ENV_SECRET);
+        }
+        env
+    }
+
     /// As [`LaunchEnv::from_env`], through a lookup function (for tests).
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Option<LaunchEnv>, Error> {
         let Some(pe) = get(launch::ENV_PE) else {

@@ -15,6 +15,11 @@ pub const EXIT_FATAL: i32 = 70;
 /// from any thread: `exit` does not wait for other threads, and nothing here takes a
 /// lock that a waiting thread of this PE could hold.
 pub fn end_job(pe: usize, what: &str) -> ! {
-    eprintln!("shmemplus: PE {pe}: {what}; ending the job");
+    // Not `eprintln!`: it panics when stderr is closed, and this must reach the exit.
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "shmemplus: PE {pe}: {what}; ending the job"
+    );
     std::process::exit(EXIT_FATAL)
 }

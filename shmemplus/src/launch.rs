@@ -17,7 +17,7 @@
 //! | `SHMEMPLUS_NODES` | number of simulated nodes |
 //! | `SHMEMPLUS_JOB_ID` | job-unique id (lower-case hex); every shared-memory name of the job starts with `shmemplus-<job id>-` |
 //! | `SHMEMPLUS_BOOTSTRAP` | the launcher's bootstrap socket: `@name` for a Linux abstract socket, else a path |
-//! | `SHMEMPLUS_SECRET` | per-job secret (hex); the first frame of every connection must carry it |
+//! | `SHMEMPLUS_SECRET` | per-job secret (hex); the first frame of every connection must carry it. A PE removes it from its environment at start-up, so the programs it starts do not inherit it |
 //!
 //! # Wire format
 //!

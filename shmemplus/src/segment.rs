@@ -233,17 +233,30 @@ fn map_shared(fd: Option<std::os::fd::BorrowedFd<'_>>, len: usize) -> Result<Non
 
 impl Segment {
     /// Creates this PE's segment as POSIX shared memory `/name` (mode 0600, must not
-    /// exist yet) and maps it.
+    /// exist yet) and maps it. An existing name is an error, never opened: whoever
+    /// made it (another user, a stale job) would otherwise share this PE's memory.
+    /// Name it with [`unique_name`].
     pub fn create(name: &str, pe: u32, layout: Layout) -> Result<Segment, Error> {
         use rustix::fs::Mode;
         use rustix::shm::OFlags;
         let cname = shm_path(name)?;
+        // O_EXCL: fails on any existing entry, a symlink included (never followed).
         let fd = rustix::shm::open(
             cname.as_c_str(),
             OFlags::CREATE | OFlags::EXCL | OFlags::RDWR,
             Mode::RUSR | Mode::WUSR,
         )
-        .map_err(|e| Error::os(format!("creating shared memory /dev/shm/{name}"), e))?;
+        .map_err(|e| {
+            let what = if e == rustix::io::Errno::EXIST {
+                format!(
+                    "creating shared memory /dev/shm/{name}: the name already exists and was \
+                     made by another process; a PE only maps a segment it created itself"
+                )
+            } else {
+                format!("creating shared memory /dev/shm/{name}")
+            };
+            Error::os(what, e)
+        })?;
         let mut seg = Segment {
             base: NonNull::dangling(),
             layout,
@@ -414,6 +427,30 @@ impl JobSegments {
     }
 }
 
+/// Random bytes in a segment name: 128 bits, beyond guessing.
+const NAME_RANDOM_BYTES: usize = 16;
+
+/// A fresh name for PE `pe`'s segment in job `job_id`:
+/// `shmemplus-<job id>-pe<pe>-<32 random hex digits>`.
+///
+/// The job id is not secret (the launcher's abstract socket `@shmemplus-<job id>` is
+/// listed in `/proc/net/unix` for every local user), so a name made of it alone could
+/// be created first by someone else. The random part cannot be guessed, and
+/// [`Segment::create`] refuses a name that exists anyway; the PEs learn each other's
+/// names through the authenticated bootstrap. The name keeps the job's prefix
+/// (`launch::shm_prefix`), so the launcher's sweep still finds it.
+pub fn unique_name(job_id: &str, pe: u32) -> Result<String, Error> {
+    let mut random = [0u8; NAME_RANDOM_BYTES];
+    getrandom::fill(&mut random).map_err(|e| {
+        Error::os(
+            "reading random bytes for a shared-memory name",
+            std::io::Error::other(e.to_string()),
+        )
+    })?;
+    let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("{}pe{pe}-{hex}", crate::launch::shm_prefix(job_id)))
+}
+
 fn shm_path(name: &str) -> Result<CString, Error> {
     if name.contains('/') || name.is_empty() {
         return Err(Error::InvalidArgument(format!(
@@ -468,5 +505,48 @@ mod tests {
         let layout = Layout::new(1, 4096, 4096).unwrap();
         let _a = Segment::create(&name, 0, layout).unwrap();
         assert!(Segment::create(&name, 0, layout).is_err());
+    }
+
+    #[test]
+    fn pre_created_name_is_an_error_and_left_alone() {
+        let layout = Layout::new(1, 4096, 4096).unwrap();
+        // Someone else made the name first: a file with their bytes.
+        let name = format!("shmemplus-unittest-bait-{}", std::process::id());
+        let path = format!("/dev/shm/{name}");
+        std::fs::write(&path, b"bait").unwrap();
+        let err = Segment::create(&name, 0, layout).err().expect("must fail");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&path) && msg.contains("already exists"),
+            "unclear error: {msg}"
+        );
+        // Not opened, not truncated, not unlinked.
+        assert_eq!(std::fs::read(&path).unwrap(), b"bait");
+        std::fs::remove_file(&path).unwrap();
+        // A symlink at the name is not followed either.
+        let target =
+            std::env::temp_dir().join(format!("shmemplus-unittest-target-{}", std::process::id()));
+        std::fs::write(&target, b"target").unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        assert!(Segment::create(&name, 0, layout).is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"target");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::remove_file(&target).unwrap();
+    }
+
+    #[test]
+    fn names_carry_the_job_prefix_and_128_random_bits() {
+        let a = unique_name("ab12", 3).unwrap();
+        let b = unique_name("ab12", 3).unwrap();
+        assert_ne!(a, b);
+        for n in [&a, &b] {
+            let random = n
+                .strip_prefix(&format!("{}pe3-", crate::launch::shm_prefix("ab12")))
+                .unwrap_or_else(|| panic!("{n} lacks the job prefix"));
+            // 32 hex digits: 128 random bits (at least 64 are needed).
+            assert_eq!(random.len(), 32, "{n}");
+            assert!(random.bytes().all(|c| c.is_ascii_hexdigit()), "{n}");
+        }
+        assert!(shm_path(&a).is_ok());
     }
 }

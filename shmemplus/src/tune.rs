@@ -177,16 +177,27 @@ pub fn load(dir: &Path, key: &str) -> Result<Tuning, CacheMiss> {
 
 /// Stores `t` in `dir` (created if needed), atomically: a temporary file renamed into
 /// place, so concurrent jobs never read half a file.
+///
+/// The temporary file gets a fresh random name and is created with `O_EXCL` (mode
+/// 0600, by `tempfile`): a file or symlink planted in the directory is never opened or
+/// followed, and the final rename replaces a symlink at the cache name instead of
+/// writing through it.
 pub fn store(dir: &Path, t: &Tuning) -> Result<PathBuf, String> {
+    use std::io::Write;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = cache_file(dir, &t.key);
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let text = serde_json::to_string_pretty(t).map_err(|e| e.to_string())?;
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tune-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| format!("{}: creating a temporary file: {e}", dir.display()))?;
+    tmp.write_all(text.as_bytes())
+        .and_then(|()| tmp.as_file().sync_data())
+        .map_err(|e| format!("{}: {e}", tmp.path().display()))?;
+    // On failure `persist` hands the file back; dropping it removes the temporary.
+    tmp.persist(&path)
+        .map_err(|e| format!("{}: {}", path.display(), e.error))?;
     Ok(path)
 }
 
@@ -313,6 +324,38 @@ mod tests {
         assert!(matches!(load(&dir, "k"), Err(CacheMiss::Corrupt(_))));
         store(&dir, &t).unwrap();
         assert_eq!(load(&dir, "k"), Ok(t));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn store_follows_no_planted_symlink() {
+        use std::os::unix::fs::symlink;
+        let dir = temp_dir("symlink");
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = sample("k");
+        let path = cache_file(&dir, &t.key);
+        // Another user's bait: a symlink at the temporary name earlier versions used
+        // (`<cache file>.tmp<pid>`), pointing at a file the victim can write.
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let bait = path.with_extension(format!("tmp{}", std::process::id()));
+        symlink(&victim, &bait).unwrap();
+        // And one at the cache name itself: the store replaces the link, not its target.
+        let victim2 = dir.join("victim2");
+        std::fs::write(&victim2, b"also precious").unwrap();
+        symlink(&victim2, &path).unwrap();
+        store(&dir, &t).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(&victim2).unwrap(), "also precious");
+        assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
+        assert_eq!(load(&dir, "k"), Ok(t));
+        // Nothing but the cache file, the bait and the victims: no temporary is left.
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names.len(), 4, "{names:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

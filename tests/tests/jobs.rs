@@ -151,8 +151,9 @@ fn panicking_pe_ends_the_job_promptly_and_is_named() {
             _ => panic!("{env:?}\n{}", dump(&r)),
         }
         assert!(r.message().contains("PE 2"), "{}", r.message());
-        // The others were blocked on the dead PE; the launcher ended them quickly.
-        assert!(r.elapsed < Duration::from_secs(10), "took {:?}", r.elapsed);
+        // The others were blocked on the dead PE; the launcher ended them instead of
+        // the 60 s timeout (the outcome says so; the bound holds on a loaded machine).
+        assert!(r.elapsed < Duration::from_secs(30), "took {:?}", r.elapsed);
     }
 }
 
@@ -224,7 +225,9 @@ fn pe_exiting_zero_without_finalize_ends_the_job() {
         JobOutcome::PeLeftEarly { pe: 1, .. } => {}
         _ => panic!("{}", dump(&r)),
     }
-    assert!(r.elapsed < Duration::from_secs(10), "took {:?}", r.elapsed);
+    // Half the job timeout: generous on a loaded machine, and a job left to hang
+    // would end at 60 s.
+    assert!(r.elapsed < Duration::from_secs(30), "took {:?}", r.elapsed);
 }
 
 #[test]

@@ -152,7 +152,8 @@ struct Inner {
     policy: WaitPolicy,
     finalized: AtomicBool,
     coll: Mutex<Collectives>,
-    progress: Mutex<Option<JoinHandle<()>>>,
+    /// The progress thread, until `shutdown` has stopped it.
+    progress: Mutex<Option<ProgressWatch>>,
     profile: netsim::Profile,
     /// Network emulation; `None` when the profile's network is free.
     emulation: Option<Emulation>,
@@ -230,6 +231,11 @@ static INITIALIZED: AtomicBool = AtomicBool::new(false);
 /// Environment: `SHMEM_SYMMETRIC_SIZE` (heap bytes, e.g. `512M`), `SHMEM_DEBUG` or
 /// `RUST_LOG` (logs), `SHMEM_INFO` (print the configuration), `SHMEM_VERSION` (print
 /// the version), `SHMEMPLUS_CONDUIT=shm|am`, `SHMEMPLUS_AM_RING` (bytes per AM ring).
+///
+/// `init` removes the job secret `SHMEMPLUS_SECRET` from the process environment, so
+/// that programs this PE starts do not inherit it. Like `std::env::remove_var`, that
+/// must not race with C code reading the environment (`getenv`) on another thread:
+/// call `init` before starting threads that do, first thing in `main` at best.
 pub fn init() -> Result<Shmem> {
     if INITIALIZED.swap(true, Ordering::AcqRel) {
         return Err(Error::AlreadyInitialized);
@@ -240,7 +246,9 @@ pub fn init() -> Result<Shmem> {
         var: "SHMEMPLUS_PROFILE",
         why: e.to_string(),
     })?;
-    let env = LaunchEnv::from_env()?;
+    // Before any thread of the library starts (see `take_from_env` for why that
+    // makes removing the secret from the environment sound).
+    let env = LaunchEnv::take_from_env()?;
     let (me, topology, job_id) = match &env {
         Some(e) => (e.pe, e.topology, Some(e.job_id.clone())),
         None => (0, Topology::resolve(1, None, None)?, None),
@@ -271,7 +279,9 @@ pub fn init() -> Result<Shmem> {
     )?);
     boards.register_handlers(&am);
     crate::atomic::register_handler(&am, boards.clone());
-    let progress = am.start()?;
+    let progress = watch_progress(me, am.start()?).inspect_err(|_| am.stop())?;
+    #[cfg(debug_assertions)]
+    test_panic_progress_if_asked(&am, me);
     // Tags this handle's objects; only needs to differ from other handles' tags.
     let job = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -343,6 +353,73 @@ pub fn init() -> Result<Shmem> {
     Ok(shmem)
 }
 
+/// How long `shutdown` waits for the progress thread to stop before leaving it behind
+/// (it notices a stop within one sleep slice; only a handler that blocks holds it).
+const PROGRESS_STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The progress thread as the handle holds it: a watcher thread joins it, so that
+///
+/// - a panic on it ends this PE at once, with a message naming the PE (its peers
+///   would otherwise wait forever for AMs it no longer serves, and the launcher ends
+///   the job when a PE exits non-zero, naming it);
+/// - `shutdown` can wait for it with a timeout, which `JoinHandle::join` cannot.
+struct ProgressWatch {
+    /// Gets a message when the progress thread has returned normally.
+    stopped: std::sync::mpsc::Receiver<()>,
+}
+
+/// Starts the watcher of the progress thread `thread` of PE `me`.
+///
+/// Protocol: the watcher is the only joiner. When the progress thread returns, the
+/// watcher sends one message on a channel of capacity 1 (never blocks) and ends;
+/// `shutdown` waits for that message with a timeout. When it panics, the watcher
+/// reports and exits the process instead, so no message is ever sent: a `shutdown`
+/// waiting then either sees the process end or times out, both harmless.
+fn watch_progress(me: u32, thread: JoinHandle<()>) -> Result<ProgressWatch> {
+    let (tx, stopped) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name(format!("shmemplus-watch-{me}"))
+        .spawn(move || match thread.join() {
+            Ok(()) => {
+                let _ = tx.send(());
+            }
+            Err(payload) => {
+                let why = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "no message".into());
+                crate::fatal::end_job(
+                    me as usize,
+                    &format!(
+                        "the progress thread panicked ({why}); its peers would otherwise wait for it forever"
+                    ),
+                );
+            }
+        })
+        .map_err(|e| Error::os("starting the progress thread's watcher", e))?;
+    Ok(ProgressWatch { stopped })
+}
+
+/// Test hook, in debug builds only: `SHMEMPLUS_TEST_PANIC_PROGRESS=<pe>` makes PE
+/// `<pe>`'s progress thread panic as soon as it runs, so that the integration tests
+/// can check that the PE ends the job instead of stranding its peers.
+#[cfg(debug_assertions)]
+fn test_panic_progress_if_asked(am: &AmEngine, me: u32) {
+    /// A built-in handler slot no module uses (ids below `USER_BASE`).
+    const H_TEST_PANIC: u16 = crate::am::USER_BASE - 1;
+    let asked = std::env::var("SHMEMPLUS_TEST_PANIC_PROGRESS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok());
+    if asked == Some(me) {
+        am.register_builtin(
+            H_TEST_PANIC,
+            Arc::new(|_, _| panic!("SHMEMPLUS_TEST_PANIC_PROGRESS asked for a panic")),
+        );
+        am.post(me as usize, H_TEST_PANIC, [0; 4], &[]);
+    }
+}
+
 fn init_logging(config: &Config) {
     use tracing_subscriber::EnvFilter;
     let filter = match EnvFilter::try_from_default_env() {
@@ -368,14 +445,15 @@ fn map_job(
     if env.pe == 0 {
         warn_if_shm_too_small(layout.total_bytes(), env.topology.n_pes as usize);
     }
-    let name = format!("{}pe{}", crate::launch::shm_prefix(job_id), env.pe);
-    let mine = Segment::create(&name, env.pe, layout);
+    // An unguessable name, created exclusively: nobody can have made it first.
+    let mine = crate::segment::unique_name(job_id, env.pe)
+        .and_then(|name| Segment::create(&name, env.pe, layout).map(|seg| (seg, name)));
     let mut conn = BootstrapConn::connect(env)?;
     let hello = PeHello {
         pid: std::process::id(),
         segment: mine
             .as_ref()
-            .map(|_| name.clone())
+            .map(|(_, name)| name.clone())
             .map_err(|e| e.to_string()),
         heap_bytes: config.symmetric_size as u64,
         ring_bytes: config.am_ring_bytes as u64,
@@ -391,7 +469,7 @@ fn map_job(
         .map(|b| postcard::from_bytes::<PeHello>(b))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Error::Bootstrap(format!("malformed hello from a PE: {e}")))?;
-    let mut mine = Some(mine?);
+    let mut mine = Some(mine?.0);
     bootstrap::check_hellos(&hellos)?;
     let mut segs = Vec::with_capacity(hellos.len());
     for (pe, h) in hellos.iter().enumerate() {
@@ -1012,8 +1090,26 @@ impl Shmem {
             }
             return Ok(());
         }
+        // A transfer from this PE's memory to the same memory (`put_from`/`get_into`
+        // of one object to itself) may read and write overlapping ranges; the result
+        // must be that of `memmove`. Each piece is read whole into the stage before it
+        // is written, so only the order of the pieces matters: when the destination
+        // lies above an overlapping source, go from the last piece to the first, so
+        // that no piece is written over source bytes a later piece has yet to read
+        // (forward order is right in every other case). That holds even when the
+        // writes are AMs applied later: they only ever land on bytes already read.
+        let (src_off, dst_off) = match op {
+            RmaOp::Put => (offset, remote_offset),
+            RmaOp::Get => (remote_offset, offset),
+        };
+        let same_memory = target == inner.segs.me && place == remote_place;
+        let backward = same_memory && dst_off > src_off && dst_off - src_off < bytes;
+        let pieces = bytes.div_ceil(STAGE_BYTES);
         let mut stage = vec![0u8; bytes.min(STAGE_BYTES)];
-        for at in (0..bytes).step_by(STAGE_BYTES) {
+        for k in 0..pieces {
+            // Below `bytes` (piece index < pieces), so neither step can overflow.
+            let index = if backward { pieces - 1 - k } else { k };
+            let at = index * STAGE_BYTES;
             let piece = &mut stage[..STAGE_BYTES.min(bytes - at)];
             match op {
                 RmaOp::Put => {
@@ -1042,14 +1138,15 @@ impl Shmem {
                 Conduit::Shm => {
                     // SAFETY: offset..offset+len is inside the target's heap (`locate`
                     // checked it against the object, which the allocator placed inside
-                    // the heap), the target's segment stays mapped while `inner` lives,
-                    // and the source cannot overlap it: safe code has no slice into a
-                    // symmetric heap, and the unsafe `local_slice*` contract forbids
-                    // puts into memory such a slice covers while it lives. Concurrent
+                    // the heap) and the target's segment stays mapped while `inner`
+                    // lives. Safe code has no slice into a symmetric heap, and the
+                    // unsafe `local_slice*` contract forbids puts into memory such a
+                    // slice covers while it lives; should a source overlap the range
+                    // anyway, `copy_may_overlap` moves it as `memmove` would. Concurrent
                     // access to the target range by other PEs is the program's race, as
                     // in OpenSHMEM; we never create a Rust reference to shared bytes.
                     unsafe {
-                        crate::copy::copy_bytes(
+                        copy_may_overlap(
                             src.as_ptr(),
                             inner.segs.segs[target].heap_base().add(offset),
                             src.len(),
@@ -1086,7 +1183,8 @@ impl Shmem {
         match place {
             Place::Cpu => {
                 // SAFETY: in bounds of this PE's heap (checked by the caller against the
-                // object); `src` is a private staging buffer.
+                // object); `src` is `transfer_between`'s private staging buffer (the
+                // only caller), so the ranges cannot overlap.
                 unsafe {
                     crate::copy::copy_bytes(
                         src.as_ptr(),
@@ -1126,9 +1224,10 @@ impl Shmem {
                 Conduit::Shm => {
                     // SAFETY: as in `move_in`, with the roles swapped: the source range
                     // is in bounds of the target's mapped heap, and `dst` is an
-                    // exclusive buffer of exactly that many bytes.
+                    // exclusive buffer of exactly that many bytes (overlap, which the
+                    // `local_slice_mut` contract rules out, would still be a memmove).
                     unsafe {
-                        crate::copy::copy_bytes(
+                        copy_may_overlap(
                             inner.segs.segs[target].heap_base().add(offset),
                             dst.as_mut_ptr(),
                             dst.len(),
@@ -1624,7 +1723,9 @@ impl Shmem {
     /// # Safety
     /// Other PEs can write this memory at any time with `put`. The caller must make sure
     /// none does while the slice lives (for example: between two `barrier_all` calls
-    /// in a phase where no PE puts into `obj`). Prefer [`Shmem::local_read`].
+    /// in a phase where no PE puts into `obj`), this PE included: no put, atomic or
+    /// `local_write` into `obj` on this PE while the slice lives. Prefer
+    /// [`Shmem::local_read`].
     pub unsafe fn local_slice<T: Pod>(&self, obj: &SymVec<T>) -> Result<&[T]> {
         let p = self.local_ptr(obj, 0, obj.len())?;
         // SAFETY: in bounds and aligned (heap blocks are 64-byte aligned, T: Pod); the
@@ -1636,7 +1737,9 @@ impl Shmem {
     ///
     /// # Safety
     /// As [`Shmem::local_slice`], and no other PE may read the memory either while the
-    /// slice lives; and the caller must not hold two slices of one object at once.
+    /// slice lives, nor this PE other than through the slice (no `get`, `put_from` or
+    /// `local_read` of `obj` on this PE); and the caller must not hold two slices of
+    /// one object at once.
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn local_slice_mut<T: Pod>(&self, obj: &SymVec<T>) -> Result<&mut [T]> {
         let p = self.local_ptr(obj, 0, obj.len())?;
@@ -1730,7 +1833,9 @@ impl Shmem {
 
     /// Ends this PE's participation (collective: completes its puts and waits for every
     /// PE, then stops the progress thread). Any later call on any clone of the handle,
-    /// including a second `finalize`, returns [`Error::Finalized`].
+    /// including a second `finalize`, returns [`Error::Finalized`]. The progress
+    /// thread gets a few seconds to stop; one held by an active-message handler that
+    /// never returns is left behind with a warning, so `finalize` always returns.
     pub fn finalize(&self) -> Result<()> {
         if self.inner.finalized.load(Ordering::Acquire) {
             return Err(Error::Finalized);
@@ -1841,13 +1946,24 @@ impl Inner {
 
     fn shutdown(&self) {
         self.am.stop();
-        let handle = self
+        let watch = self
             .progress
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        if let Some(h) = handle {
-            let _ = h.join();
+        if let Some(watch) = watch {
+            // Bounded: a handler that never returns must not hang finalize. Leaving
+            // the thread behind is sound: it owns `Arc`s of everything it touches.
+            use std::sync::mpsc::RecvTimeoutError;
+            if let Err(RecvTimeoutError::Timeout) =
+                watch.stopped.recv_timeout(PROGRESS_STOP_TIMEOUT)
+            {
+                tracing::warn!(
+                    pe = self.me,
+                    "the progress thread did not stop within {PROGRESS_STOP_TIMEOUT:?} (an \
+                     active-message handler that blocks?); finalize goes on without it"
+                );
+            }
         }
         // Tell the launcher this PE is done, then close the connection.
         let conn = self
@@ -1875,6 +1991,26 @@ impl Drop for Inner {
             }
         }
         self.shutdown();
+    }
+}
+
+/// Copies `len` bytes from `src` to `dst` as `memmove` does when the two ranges
+/// overlap (`ptr::copy`), else with the data path's `copy::copy_bytes`. For copies
+/// whose ranges are not known to be disjoint (a caller's buffer against this PE's own
+/// heap); the check is two comparisons.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `len` bytes.
+unsafe fn copy_may_overlap(src: *const u8, dst: *mut u8, len: usize) {
+    let (s, d) = (src as usize, dst as usize);
+    // Ranges of live memory do not wrap the address space, so neither sum overflows.
+    let overlap = s < d.wrapping_add(len) && d < s.wrapping_add(len);
+    if overlap {
+        // SAFETY: forwarded to the caller; `ptr::copy` allows overlap.
+        unsafe { std::ptr::copy(src, dst, len) }
+    } else {
+        // SAFETY: forwarded to the caller, and the ranges are disjoint.
+        unsafe { crate::copy::copy_bytes(src, dst, len) }
     }
 }
 

@@ -491,17 +491,18 @@ fn emulation() -> Result<(), String> {
         let src = vec![5u8; bytes];
         let mut dst = vec![0u8; bytes];
         // One untimed run first (it pays the page faults of fresh memory), then the
-        // median of three.
+        // fastest of five: a loaded machine only ever adds time, so the fastest run is
+        // the one closest to the transfer's own cost, and it still obeys the model's
+        // lower bound.
         let time = |f: &mut dyn FnMut() -> shmemplus::Result<()>| -> Result<f64, String> {
             f().map_err(e2s)?;
-            let mut t = Vec::new();
-            for _ in 0..3 {
+            let mut fastest = f64::INFINITY;
+            for _ in 0..5 {
                 let start = std::time::Instant::now();
                 f().map_err(e2s)?;
-                t.push(start.elapsed().as_secs_f64());
+                fastest = fastest.min(start.elapsed().as_secs_f64());
             }
-            t.sort_by(f64::total_cmp);
-            Ok(t[1])
+            Ok(fastest)
         };
         let put_to = |pe| {
             time(&mut || {
@@ -2394,7 +2395,8 @@ fn pieces(rng: &mut StdRng, len: usize, pieces: usize) -> Vec<(usize, usize)> {
 /// Reads 1 MiB from each of this PE's boards, once with blocking `get_into` and once
 /// with `get_nbi` + `quiet`, on an emulated profile: the boards' DMA channels are
 /// separate resources, so the non-blocking reads overlap in modeled time and take a
-/// fraction of the blocking ones (a ratio measured in one run, not a wall-clock bound).
+/// fraction of the blocking ones (a ratio of the fastest of three runs each, not a
+/// wall-clock bound).
 fn nbi_overlap(shmem: &Shmem) -> Result<(), String> {
     const BYTES: usize = 1 << 20;
     let me = shmem.my_pe();
@@ -2427,8 +2429,14 @@ fn nbi_overlap(shmem: &Shmem) -> Result<(), String> {
         shmem.quiet().map_err(e2s)?;
         Ok(start.elapsed())
     };
-    let blocking = timed(false)?;
-    let overlapped = timed(true)?;
+    // The fastest of three runs each: a loaded machine only adds time, so comparing
+    // the fastest runs compares the transfers themselves, not the scheduler.
+    let mut blocking = timed(false)?;
+    let mut overlapped = timed(true)?;
+    for _ in 0..2 {
+        blocking = blocking.min(timed(false)?);
+        overlapped = overlapped.min(timed(true)?);
+    }
     let got = shmem.local_to_vec(&dst).map_err(e2s)?;
     if let Some(i) = (0..got.len()).find(|&i| got[i] != (i / BYTES) as u8 + 1) {
         return Err(format!(
