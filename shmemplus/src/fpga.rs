@@ -83,6 +83,13 @@ impl Boards {
             })
     }
 
+    /// The board a 64-bit message argument names, or why there is none (a value past
+    /// `u32::MAX` is refused, never truncated to another board's number).
+    pub(crate) fn board_of_arg(&self, b: u64) -> Result<&Board, String> {
+        let b = u32::try_from(b).map_err(|_| format!("no board {b}"))?;
+        self.board(b).map_err(|e| e.to_string())
+    }
+
     /// Holds this PE's board atomic unit: read-modify-writes under it are atomic with
     /// respect to each other.
     pub fn atomic_lock(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -98,10 +105,9 @@ impl Boards {
     pub fn register_handlers(self: &Arc<Self>, am: &AmEngine) {
         let boards = self.clone();
         let put: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
-            let (offset, board) = (m.header.args[0], m.header.args[1] as u32);
+            let (offset, board) = (m.header.args[0], m.header.args[1]);
             let done = boards
-                .board(board)
-                .map_err(|e| e.to_string())
+                .board_of_arg(board)
                 .and_then(|b| b.write(offset, m.payload).map_err(|e| e.to_string()));
             if let Err(why) = done {
                 engine.record_put_failure(m.src, format!("board {board}: {why}"));
@@ -109,16 +115,18 @@ impl Boards {
         });
         let boards = self.clone();
         let get: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
-            let (offset, len, board) =
-                (m.header.args[0], m.header.args[1], m.header.args[2] as u32);
+            let (offset, len, board) = (m.header.args[0], m.header.args[1], m.header.args[2]);
             // Check the whole range first, so a bad request is refused before any data
-            // is sent; then stream the board read out one reply record at a time.
-            let target = boards
-                .board(board)
-                .map_err(|e| e.to_string())
-                .and_then(|b| b.span(offset, len).map(|_| b).map_err(|e| e.to_string()));
+            // is sent; then stream the board read out one reply record at a time. A
+            // range inside board memory has a length that fits in usize (the memory is
+            // mapped), and offset + at stays inside it.
+            let target = boards.board_of_arg(board).and_then(|b| {
+                b.span(offset, len).map_err(|e| e.to_string())?;
+                let total = usize::try_from(len).map_err(|_| format!("length {len}"))?;
+                Ok((b, total))
+            });
             match target {
-                Ok(b) => engine.reply_with(m.src, m.header.token, len as usize, |at, buf| {
+                Ok((b, total)) => engine.reply_with(m.src, m.header.token, total, |at, buf| {
                     b.read(offset + at as u64, buf)
                         .map(|_| ())
                         .map_err(|e| e.to_string())
