@@ -134,7 +134,11 @@ pub fn run(opts: &BenchOptions) -> Result<(), String> {
     spec.timeout = Some(Duration::from_secs(1800));
     // Heap: the destination object of max_size (and the contention targets, and the
     // collectives' source and destination), plus slack.
-    let mut heap = (opts.max_size.next_power_of_two().max(1 << 20) * 2)
+    let mut heap = opts
+        .max_size
+        .checked_next_power_of_two()
+        .and_then(|p| p.max(1 << 20).checked_mul(2))
+        .ok_or_else(|| format!("--max-size {} is too large for any heap", opts.max_size))?
         .max((opts.n_pes as usize + 1) * CONTENTION_BYTES);
     if selection.collectives {
         heap = heap.max(2 * opts.n_pes as usize * COLLECTIVE_BLOCKS[3] + (1 << 20));
@@ -257,7 +261,11 @@ fn sizes(o: &BenchOptions) -> Vec<usize> {
     let mut s = o.min_size.max(1);
     while s <= o.max_size {
         v.push(s);
-        s = if o.quick { s * 8 } else { s * 2 };
+        // Past usize::MAX there is no next size: the list ends (never wraps to 0).
+        match s.checked_mul(if o.quick { 8 } else { 2 }) {
+            Some(next) => s = next,
+            None => break,
+        }
     }
     v
 }
@@ -486,10 +494,11 @@ fn packet_sweep(
         while size <= max {
             let mut runs: Vec<(PacketPolicy, usize, f64, Option<f64>)> = Vec::new();
             let mut policies = vec![PacketPolicy::Off, PacketPolicy::Auto];
-            let mut p = 64 << 10;
+            let mut p: usize = 64 << 10;
             while p < size {
                 policies.push(PacketPolicy::Bytes(p));
-                p *= 2;
+                let Some(next) = p.checked_mul(2) else { break };
+                p = next;
             }
             for policy in policies {
                 shmem.set_packet_policy(policy);
@@ -538,7 +547,10 @@ fn packet_sweep(
                 (best.2 / tuned.2 - 1.0) * 100.0,
                 model_err
             );
-            size *= 2;
+            let Some(next) = size.checked_mul(2) else {
+                break;
+            };
+            size = next;
         }
         shmem.set_packet_policy(before);
     }
@@ -1194,6 +1206,15 @@ mod tests {
         assert_eq!((s[0], *s.last().unwrap(), s.len()), (8, 32 << 20, 23));
         o.quick = true;
         assert!(sizes(&o).len() < 10);
+        // The largest size the syntax allows: the list ends at the last power of two
+        // (no wrap to 0 and no endless loop), and the launcher refuses the heap it
+        // would need before starting anything.
+        o.quick = false;
+        o.max_size = usize::MAX;
+        let s = sizes(&o);
+        assert_eq!((s.len(), *s.last().unwrap()), (61, 1 << 63));
+        let e = run(&o).unwrap_err();
+        assert!(e.contains("--max-size"), "{e}");
     }
 
     fn names(s: &str) -> Vec<String> {

@@ -121,9 +121,10 @@ pub struct DmaSpan {
 }
 
 impl DmaSpan {
-    /// One past the span's last byte.
+    /// One past the span's last byte. A span the board made lies inside its memory,
+    /// so this never overflows; for a hand-made span past `u64::MAX` it saturates.
     pub fn end(&self) -> u64 {
-        self.offset + self.len
+        self.offset.saturating_add(self.len)
     }
 }
 

@@ -570,6 +570,13 @@ impl AmEngine {
 
     /// `send` of a payload given by address (see `RawBytes`).
     fn send_raw(&self, to: usize, reply: bool, mut h: AmHeader, payload: RawBytes) -> u64 {
+        // Every caller splits its data into pieces of at most `max_payload` (a quarter
+        // ring); a larger record would never fit and its sender would wait forever.
+        assert!(
+            payload.len <= self.max_payload(),
+            "active-message payload of {} bytes past the record limit",
+            payload.len
+        );
         let me = self.me();
         h.src_pe = me as u32;
         if reply {

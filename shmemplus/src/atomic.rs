@@ -258,10 +258,12 @@ pub(crate) fn register_handler(am: &AmEngine, boards: Arc<Boards>) {
                 Ok(_) => Err(format!("misaligned atomic at heap offset {offset}")),
                 Err(why) => Err(why),
             },
-            Some(op) => crate::fpga::board_from_wire(place - 1).and_then(|board| {
-                apply_on_board(&boards, board, offset, width, op, operand, cond)
-                    .map_err(|e| e.to_string())
-            }),
+            // place >= 1 here; a board number past u32 is refused, never truncated.
+            Some(op) => match u32::try_from(place - 1) {
+                Ok(board) => apply_on_board(&boards, board, offset, width, op, operand, cond)
+                    .map_err(|e| e.to_string()),
+                Err(_) => Err(format!("no board {}", place - 1)),
+            },
         };
         match result {
             Ok(old) => engine.reply_result(m.src, m.header.token, Ok(old.to_le_bytes().to_vec())),

@@ -298,4 +298,31 @@ mod tests {
         let e = cfg(&[("SHMEMPLUS_AM_RING", "5000")]).unwrap_err();
         assert!(e.to_string().contains("power of two"), "{e}");
     }
+
+    #[test]
+    fn sizes_past_64_bits_are_refused_not_wrapped() {
+        // Suffix multiplication and digit parsing are checked: each of these is an
+        // error naming the variable, never a wrapped size.
+        for v in [
+            "16777216T",
+            "18446744073709551616",
+            "99999999999999999999K",
+            "16E",
+        ] {
+            for var in [
+                "SHMEM_SYMMETRIC_SIZE",
+                "SHMEMPLUS_AM_RING",
+                "SHMEMPLUS_PACKET",
+            ] {
+                let e = cfg(&[(var, v)]).unwrap_err();
+                assert!(e.to_string().contains(var), "{var}={v}: {e}");
+            }
+        }
+        // The largest 64-bit sizes parse exactly; whether a segment can hold them is
+        // the layout's question (see `segment`), a ring's is answered here.
+        let c = cfg(&[("SHMEM_SYMMETRIC_SIZE", "18446744073709551615")]).unwrap();
+        assert_eq!(c.symmetric_size, usize::MAX);
+        let e = cfg(&[("SHMEMPLUS_AM_RING", "16777215T")]).unwrap_err();
+        assert!(e.to_string().contains("between 4K and 64M"), "{e}");
+    }
 }

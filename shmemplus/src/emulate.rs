@@ -292,13 +292,15 @@ impl Emulation {
         hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
     ) -> usize {
         let mut best = (bytes, self.modeled_packets(bytes, bytes, hops_of));
-        let mut p = 64 << 10;
+        let mut p: usize = 64 << 10;
         while p < bytes {
             let t = self.modeled_packets(bytes, p, hops_of);
             if t < best.1 * 0.999 {
                 best = (p, t);
             }
-            p *= 2;
+            // Doubling past usize::MAX ends the candidates (never wraps to 0).
+            let Some(next) = p.checked_mul(2) else { break };
+            p = next;
         }
         best.0
     }

@@ -102,6 +102,13 @@ pub enum Error {
         /// This PE's partition of the board.
         partition: usize,
     },
+    /// A size or offset computed from the call's arguments does not fit in a machine
+    /// word (e.g. an element count times the element size): no heap could hold it.
+    #[error("size overflow: {what} does not fit in {bits}-bit arithmetic, so no heap can hold it; ask for fewer elements", bits = usize::BITS)]
+    SizeOverflow {
+        /// The computation that overflowed, with its operands.
+        what: String,
+    },
     /// PEs made different collective calls (sizes, order or kind).
     #[error("non-symmetric collective call: {0}")]
     NonSymmetric(String),
@@ -155,6 +162,14 @@ impl Error {
             what: what.into(),
             source: source.into(),
         }
+    }
+
+    /// The byte size of `count` elements of `elem` bytes each, or
+    /// [`Error::SizeOverflow`] naming the request when the product overflows.
+    pub(crate) fn bytes_of(count: usize, elem: usize) -> Result<usize> {
+        count.checked_mul(elem).ok_or_else(|| Error::SizeOverflow {
+            what: format!("{count} elements of {elem} bytes"),
+        })
     }
 }
 

@@ -83,6 +83,13 @@ impl Boards {
             })
     }
 
+    /// The board a 64-bit message argument names, or why there is none (a value past
+    /// `u32::MAX` is refused, never truncated to another board's number).
+    pub(crate) fn board_of_arg(&self, b: u64) -> Result<&Board, String> {
+        let b = u32::try_from(b).map_err(|_| format!("no board {b}"))?;
+        self.board(b).map_err(|e| e.to_string())
+    }
+
     /// Holds this PE's board atomic unit: read-modify-writes under it are atomic with
     /// respect to each other.
     pub fn atomic_lock(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -99,8 +106,8 @@ impl Boards {
         let boards = self.clone();
         let put: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
             let (offset, board) = (m.header.args[0], m.header.args[1]);
-            let done = board_from_wire(board)
-                .and_then(|board| boards.board(board).map_err(|e| e.to_string()))
+            let done = boards
+                .board_of_arg(board)
                 .and_then(|b| b.write(offset, m.payload).map_err(|e| e.to_string()));
             if let Err(why) = done {
                 engine.record_put_failure(m.src, format!("board {board}: {why}"));
@@ -110,17 +117,16 @@ impl Boards {
         let get: Handler = Arc::new(move |engine: &AmEngine, m: Incoming<'_>| {
             let (offset, len, board) = (m.header.args[0], m.header.args[1], m.header.args[2]);
             // Check the whole range first, so a bad request is refused before any data
-            // is sent; then stream the board read out one reply record at a time.
-            let target = board_from_wire(board)
-                .and_then(|board| boards.board(board).map_err(|e| e.to_string()))
-                .and_then(|b| b.span(offset, len).map(|_| b).map_err(|e| e.to_string()))
-                .and_then(|b| {
-                    usize::try_from(len)
-                        .map(|len| (b, len))
-                        .map_err(|_| format!("a read of {len} bytes"))
-                });
+            // is sent; then stream the board read out one reply record at a time. A
+            // range inside board memory has a length that fits in usize (the memory is
+            // mapped), and offset + at stays inside it.
+            let target = boards.board_of_arg(board).and_then(|b| {
+                b.span(offset, len).map_err(|e| e.to_string())?;
+                let total = usize::try_from(len).map_err(|_| format!("length {len}"))?;
+                Ok((b, total))
+            });
             match target {
-                Ok((b, len)) => engine.reply_with(m.src, m.header.token, len, |at, buf| {
+                Ok((b, total)) => engine.reply_with(m.src, m.header.token, total, |at, buf| {
                     b.read(offset + at as u64, buf)
                         .map(|_| ())
                         .map_err(|e| e.to_string())
@@ -133,10 +139,4 @@ impl Boards {
         am.register_builtin(H_FPGA_PUT, put);
         am.register_builtin(H_FPGA_GET, get);
     }
-}
-
-/// A board index as carried in an active message's argument word, checked: a word that
-/// does not fit a board number is refused, never truncated onto another board.
-pub(crate) fn board_from_wire(word: u64) -> Result<u32, String> {
-    u32::try_from(word).map_err(|_| format!("board index {word} is out of range"))
 }

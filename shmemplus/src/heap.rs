@@ -51,50 +51,81 @@ impl HeapAllocator {
         self.size
     }
 
-    /// The alignment used for a block of `bytes` with element alignment `align`.
-    pub fn alignment_for(bytes: usize, align: usize) -> usize {
-        let base = align.max(MIN_ALIGN).next_power_of_two();
-        if bytes >= PAGE_ALIGN_FROM {
+    /// The alignment used for a block of `bytes` with element alignment `align`, or
+    /// `None` when no power of two at least `align` fits in a `usize`.
+    pub fn alignment_for(bytes: usize, align: usize) -> Option<usize> {
+        let base = align.max(MIN_ALIGN).checked_next_power_of_two()?;
+        Some(if bytes >= PAGE_ALIGN_FROM {
             base.max(4096)
         } else {
             base
-        }
+        })
+    }
+
+    /// The bytes a request of `bytes` reserves: at least 1, rounded up to `MIN_ALIGN`;
+    /// `None` when the rounding overflows (no heap can hold such a block).
+    fn reserved(bytes: usize) -> Option<usize> {
+        bytes.max(1).checked_next_multiple_of(MIN_ALIGN)
     }
 
     /// Where a block of `bytes` would go, without taking it.
+    ///
+    /// Never panics: a request whose rounding or alignment overflows simply does not
+    /// fit, and is [`Exhausted`] like any other request larger than the free space.
     pub fn plan(&self, bytes: usize, align: usize) -> Result<usize, Exhausted> {
-        let bytes = bytes.max(1).div_ceil(MIN_ALIGN) * MIN_ALIGN;
-        let align = Self::alignment_for(bytes, align);
+        self.place(bytes, align).map(|(start, _)| start)
+    }
+
+    /// The start and reserved length of the first free block that fits the request.
+    fn place(&self, bytes: usize, align: usize) -> Result<(usize, usize), Exhausted> {
+        let exhausted = |requested| Exhausted {
+            requested,
+            largest_free: self.free.values().copied().max().unwrap_or(0),
+        };
+        let Some(reserved) = Self::reserved(bytes) else {
+            return Err(exhausted(bytes));
+        };
+        let Some(align) = Self::alignment_for(reserved, align) else {
+            return Err(exhausted(reserved));
+        };
         for (&off, &len) in &self.free {
-            let start = off.div_ceil(align) * align;
-            if start.checked_add(bytes).is_some_and(|end| end <= off + len) {
-                return Ok(start);
+            // Every free block lies inside [0, size), so `off + len` cannot overflow;
+            // the alignment and the end of the new block are checked all the same.
+            let Some(start) = off.checked_next_multiple_of(align) else {
+                continue;
+            };
+            let fits = start
+                .checked_add(reserved)
+                .zip(off.checked_add(len))
+                .is_some_and(|(end, free_end)| end <= free_end);
+            if fits {
+                return Ok((start, reserved));
             }
         }
-        Err(Exhausted {
-            requested: bytes,
-            largest_free: self.free.values().copied().max().unwrap_or(0),
-        })
+        Err(exhausted(reserved))
     }
 
     /// Takes a block of `bytes` (rounded up to 64) aligned to at least `align`.
     pub fn alloc(&mut self, bytes: usize, align: usize) -> Result<usize, Exhausted> {
-        let start = self.plan(bytes, align)?;
-        let bytes = bytes.max(1).div_ceil(MIN_ALIGN) * MIN_ALIGN;
-        let (&off, &len) = self
-            .free
-            .range(..=start)
-            .next_back()
-            .expect("plan returned a start inside a free block");
+        let (start, reserved) = self.place(bytes, align)?;
+        let Some((&off, &len)) = self.free.range(..=start).next_back() else {
+            // `place` returned a start inside a free block; keep the heap unchanged if
+            // that ever failed to hold rather than panic.
+            return Err(Exhausted {
+                requested: reserved,
+                largest_free: self.free.values().copied().max().unwrap_or(0),
+            });
+        };
+        // `place` proved off <= start and start + reserved <= off + len (no overflow).
         self.free.remove(&off);
         if start > off {
             self.free.insert(off, start - off);
         }
-        let end = start + bytes;
+        let end = start + reserved;
         if end < off + len {
             self.free.insert(end, off + len - end);
         }
-        self.live.insert(start, bytes);
+        self.live.insert(start, reserved);
         Ok(start)
     }
 
@@ -103,6 +134,8 @@ impl HeapAllocator {
         let Some(mut len) = self.live.remove(&offset) else {
             return false;
         };
+        // Free and live blocks are disjoint and lie inside [0, size), so every sum of
+        // an offset and lengths of adjacent blocks below is at most `size`.
         let mut start = offset;
         if let Some((&prev, &plen)) = self.free.range(..offset).next_back() {
             if prev + plen == offset {
@@ -167,6 +200,75 @@ mod tests {
         assert_eq!(h.alloc(1 << 16, 8).unwrap(), 0);
     }
 
+    /// Checks the allocator's invariants: free and live blocks lie inside the heap,
+    /// never overlap, and together cover it exactly.
+    fn check_invariants(h: &HeapAllocator) -> Result<(), TestCaseError> {
+        let mut blocks: Vec<(usize, usize)> = h
+            .free
+            .iter()
+            .chain(&h.live)
+            .map(|(&o, &l)| (o, l))
+            .collect();
+        blocks.sort_unstable();
+        let mut covered = 0usize;
+        for &(off, len) in &blocks {
+            prop_assert_eq!(off, covered, "blocks overlap or leave a gap at {}", covered);
+            let end = off.checked_add(len);
+            prop_assert!(
+                end.is_some_and(|e| e <= h.size),
+                "block {off}+{len} passes the heap end"
+            );
+            covered = off + len;
+        }
+        prop_assert_eq!(covered, h.size);
+        Ok(())
+    }
+
+    /// Request sizes that stress the rounding: small ones, ones near the heap size and
+    /// ones near `usize::MAX`, where rounding up to 64 or to an alignment overflows.
+    fn any_request() -> impl Strategy<Value = usize> {
+        prop_oneof![
+            0usize..5000,
+            (0usize..64).prop_map(|d| usize::MAX - d),
+            (usize::MAX / 2 - 4096)..(usize::MAX / 2 + 4096),
+            any::<usize>(),
+        ]
+    }
+
+    /// Heap sizes, from tiny to the whole address range.
+    fn any_heap() -> impl Strategy<Value = usize> {
+        prop_oneof![
+            0usize..(1 << 20),
+            (0usize..4096).prop_map(|d| usize::MAX - d),
+            any::<usize>(),
+        ]
+    }
+
+    #[test]
+    fn huge_requests_are_exhausted_not_wrapped() {
+        let mut h = HeapAllocator::new(1 << 20);
+        for bytes in [
+            usize::MAX,
+            usize::MAX - 63,
+            usize::MAX - 64,
+            usize::MAX / 2 + 1,
+        ] {
+            let e = h.alloc(bytes, 8).unwrap_err();
+            assert!(e.requested >= bytes.min(usize::MAX - 63), "{e:?}");
+            assert_eq!(e.largest_free, 1 << 20);
+        }
+        // An alignment no power of two can hold is refused too.
+        assert!(h.alloc(64, usize::MAX).is_err());
+        assert_eq!(h.used(), 0, "a refused request takes nothing");
+        // A heap spanning the whole address range: a request just below its size is
+        // rounded up to 64 without overflow and placed inside it.
+        let mut all = HeapAllocator::new(usize::MAX);
+        assert_eq!(all.alloc(usize::MAX - 100, 8), Ok(0));
+        assert_eq!(all.used(), usize::MAX - 63);
+        let e = all.alloc(64, 8).unwrap_err();
+        assert_eq!((e.requested, e.largest_free), (64, 63));
+    }
+
     proptest! {
         /// Random alloc/free sequences: blocks never overlap, stay in bounds, and two
         /// allocators fed the same sequence agree (the heap is deterministic).
@@ -194,6 +296,51 @@ mod tests {
             }
             let total: usize = a.free.values().sum::<usize>() + a.used();
             prop_assert_eq!(total, 1 << 20);
+        }
+
+        /// Any heap size, any request size and alignment up to `usize::MAX`: `plan` and
+        /// `alloc` never panic, agree with each other, and every block they hand out is
+        /// aligned, inside the heap, at least as long as asked and disjoint from the
+        /// others; a refusal reports at least the bytes asked for and changes nothing.
+        #[test]
+        fn any_size_never_panics_and_stays_inside(
+            size in any_heap(),
+            ops in proptest::collection::vec(
+                (any_request(), prop_oneof![Just(1usize), Just(8), Just(4096), any::<usize>()], any::<bool>(), any::<u8>()),
+                1..60,
+            ),
+        ) {
+            let mut h = HeapAllocator::new(size);
+            let mut live: Vec<(usize, usize)> = Vec::new();
+            for (bytes, align, is_alloc, pick) in ops {
+                if !is_alloc && !live.is_empty() {
+                    let (off, _) = live.swap_remove(pick as usize % live.len());
+                    prop_assert!(h.free(off));
+                    check_invariants(&h)?;
+                    continue;
+                }
+                let planned = h.plan(bytes, align);
+                let before = (h.free.clone(), h.live.clone());
+                match h.alloc(bytes, align) {
+                    Ok(off) => {
+                        prop_assert_eq!(planned, Ok(off));
+                        let end = off.checked_add(bytes.max(1));
+                        prop_assert!(end.is_some_and(|e| e <= size), "block {off}+{bytes} outside a heap of {size}");
+                        // Success means the alignment's power of two exists.
+                        prop_assert_eq!(off % align.max(MIN_ALIGN).next_power_of_two(), 0);
+                        for &(o, l) in &live {
+                            prop_assert!(off + bytes.max(1) <= o || o + l <= off, "overlap");
+                        }
+                        live.push((off, bytes.max(1)));
+                    }
+                    Err(e) => {
+                        prop_assert_eq!(planned, Err(e));
+                        prop_assert!(e.requested >= bytes.max(1), "{:?} for {} bytes", e, bytes);
+                        prop_assert_eq!((h.free.clone(), h.live.clone()), before, "a refused request changed the heap");
+                    }
+                }
+                check_invariants(&h)?;
+            }
         }
     }
 }

@@ -161,9 +161,14 @@ pub struct Layout {
     total: usize,
 }
 
-const fn round_up(x: usize, to: usize) -> usize {
-    x.div_ceil(to) * to
+/// `x` rounded up to a multiple of `to`, or `None` on overflow.
+const fn round_up(x: usize, to: usize) -> Option<usize> {
+    x.checked_next_multiple_of(to)
 }
+
+/// The largest segment a mapping can be: pointer offsets inside one allocation must
+/// fit in an `isize`.
+const MAX_SEGMENT: usize = isize::MAX as usize;
 
 impl Layout {
     /// Total bytes of one segment.
@@ -172,20 +177,52 @@ impl Layout {
     }
 
     /// Computes the layout for `n_pes` PEs, rings of `ring_bytes` and a heap of
-    /// `heap_bytes`.
+    /// `heap_bytes`. Every size is checked: a shape whose segment does not fit in the
+    /// address arithmetic is [`Error::BadConfig`] naming the variable that sets the
+    /// size (`SHMEMPLUS_AM_RING` for the rings, `SHMEM_SYMMETRIC_SIZE` for the heap).
     pub fn new(n_pes: usize, ring_bytes: usize, heap_bytes: usize) -> Result<Layout, Error> {
+        let too_large = |var: &'static str, why: String| {
+            Error::BadConfig {
+            var,
+            why: format!(
+                "{why} do not fit in one segment (at most {MAX_SEGMENT} bytes); ask for less, e.g. 512M"
+            ),
+        }
+        };
         let control_offset = PAGE;
-        let rings_offset = round_up(control_offset + size_of::<Control>(), PAGE);
-        let ring_stride = round_up(size_of::<RingHeader>() + ring_bytes, PAGE);
-        let heap_offset = n_pes
-            .checked_mul(2 * ring_stride)
-            .and_then(|r| r.checked_add(rings_offset))
-            .map(|o| round_up(o, PAGE))
-            .ok_or_else(|| Error::InvalidArgument("segment size overflows".into()))?;
-        let total = heap_offset
-            .checked_add(round_up(heap_bytes, PAGE))
+        // Constant sizes: cannot overflow, checked all the same.
+        let rings_offset = (control_offset.checked_add(size_of::<Control>()))
+            .and_then(|end| round_up(end, PAGE))
+            .ok_or_else(|| Error::InvalidArgument("control block size overflows".into()))?;
+        let ring_stride = size_of::<RingHeader>()
+            .checked_add(ring_bytes)
+            .and_then(|r| round_up(r, PAGE))
             .ok_or_else(|| {
-                Error::InvalidArgument(format!("SHMEM_SYMMETRIC_SIZE={heap_bytes} is too large"))
+                too_large(
+                    "SHMEMPLUS_AM_RING",
+                    format!("a ring of {ring_bytes} bytes and its header"),
+                )
+            })?;
+        let heap_offset = n_pes
+            .checked_mul(2)
+            .and_then(|rings| rings.checked_mul(ring_stride))
+            .and_then(|r| r.checked_add(rings_offset))
+            .and_then(|o| round_up(o, PAGE))
+            .filter(|&o| o <= MAX_SEGMENT)
+            .ok_or_else(|| {
+                too_large(
+                    "SHMEMPLUS_AM_RING",
+                    format!("2 x {n_pes} rings of {ring_bytes} bytes (for {n_pes} PEs)"),
+                )
+            })?;
+        let total = round_up(heap_bytes, PAGE)
+            .and_then(|h| heap_offset.checked_add(h))
+            .filter(|&t| t <= MAX_SEGMENT)
+            .ok_or_else(|| {
+                too_large(
+                    "SHMEM_SYMMETRIC_SIZE",
+                    format!("a heap of {heap_bytes} bytes and {heap_offset} bytes of control block and rings"),
+                )
             })?;
         Ok(Layout {
             n_pes,
@@ -227,7 +264,15 @@ fn map_shared(fd: Option<std::os::fd::BorrowedFd<'_>>, len: usize) -> Result<Non
             None => rustix::mm::mmap_anonymous(std::ptr::null_mut(), len, prot, MapFlags::SHARED),
         }
     }
-    .map_err(|e| Error::os(format!("mapping {len} bytes of shared memory"), e))?;
+    .map_err(|e| {
+        Error::os(
+            format!(
+                "mapping {len} bytes of shared memory (a segment holds SHMEM_SYMMETRIC_SIZE bytes \
+                 of heap and 2 rings of SHMEMPLUS_AM_RING bytes per PE: lower them)"
+            ),
+            e,
+        )
+    })?;
     NonNull::new(ptr.cast()).ok_or_else(|| Error::os("mmap", std::io::Error::other("null mapping")))
 }
 
@@ -268,7 +313,8 @@ impl Segment {
         if let Err(e) = grow {
             return Err(Error::os(
                 format!(
-                    "sizing /dev/shm/{name} to {} bytes (is /dev/shm full?)",
+                    "sizing /dev/shm/{name} to {} bytes (is /dev/shm full? lower \
+                     SHMEM_SYMMETRIC_SIZE or SHMEMPLUS_AM_RING)",
                     layout.total
                 ),
                 e,
@@ -473,6 +519,39 @@ mod tests {
         assert_eq!(l.heap_offset % PAGE, 0);
         assert!(l.heap_offset >= l.rings_offset + 8 * l.ring_stride);
         assert_eq!(l.total, l.heap_offset + (1 << 20));
+    }
+
+    #[test]
+    fn oversized_layouts_are_refused_naming_the_variable() {
+        let var_of = |e: Error| match e {
+            Error::BadConfig { var, why } => {
+                assert!(why.contains("do not fit in one segment"), "{why}");
+                var
+            }
+            other => panic!("expected BadConfig, got {other}"),
+        };
+        // Sizes whose page rounding, or sum with the rings, overflows or passes isize.
+        for heap in [
+            usize::MAX,
+            usize::MAX - 4095,
+            usize::MAX - (1 << 40) + 1,
+            isize::MAX as usize,
+            isize::MAX as usize - 4095,
+        ] {
+            let e = Layout::new(2, 256 << 10, heap).unwrap_err();
+            assert_eq!(var_of(e), "SHMEM_SYMMETRIC_SIZE", "heap {heap}");
+        }
+        let e = Layout::new(2, usize::MAX - 100, 4096).unwrap_err();
+        assert_eq!(var_of(e), "SHMEMPLUS_AM_RING");
+        let e = Layout::new(usize::MAX / 4, 64 << 20, 4096).unwrap_err();
+        assert_eq!(var_of(e), "SHMEMPLUS_AM_RING");
+        // The largest heap that fits is accepted with an exact total; a byte more is not.
+        let offset = Layout::new(2, 4096, 4096).unwrap().heap_offset;
+        let largest = (MAX_SEGMENT - offset) / PAGE * PAGE;
+        let l = Layout::new(2, 4096, largest).unwrap();
+        assert_eq!(l.total_bytes(), offset + largest);
+        assert!(l.total_bytes() <= MAX_SEGMENT);
+        assert!(Layout::new(2, 4096, largest + 1).is_err());
     }
 
     #[test]

@@ -280,23 +280,17 @@ impl Shmem {
     /// signal is never seen torn).
     fn read_words<T: AtomicInt>(&self, obj: &SymVec<T>, out: &mut Vec<T>) -> Result<()> {
         let inner = self.live()?;
-        let (offset, _) = self.locate(obj, 0, obj.len())?;
+        let (offset, bytes) = self.locate(obj, 0, obj.len())?;
         out.clear();
         match obj.place {
             Place::Cpu => {
                 let base = inner.segs.mine().heap_base();
-                for i in 0..obj.len() {
+                // Word starts by stepping (no multiplication): every `at` is below
+                // offset + bytes, which `locate` checked.
+                for at in (offset..offset + bytes).step_by(T::WIDTH.max(1)) {
                     // SAFETY: the word is inside this PE's heap (checked by `locate`)
                     // and aligned (objects are 64-byte aligned, elements T-aligned).
-                    let bits = unsafe {
-                        apply_at(
-                            base.add(offset + i * T::WIDTH),
-                            T::WIDTH,
-                            AtomicOp::Fetch,
-                            0,
-                            0,
-                        )
-                    };
+                    let bits = unsafe { apply_at(base.add(at), T::WIDTH, AtomicOp::Fetch, 0, 0) };
                     out.push(T::from_bits(bits));
                 }
             }

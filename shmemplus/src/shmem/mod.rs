@@ -325,6 +325,7 @@ pub fn init() -> Result<Shmem> {
             coll: Mutex::new(Collectives {
                 seq: 0,
                 heaps: std::iter::once(config.symmetric_size)
+                    // Each board's partition is mapped, so its size fits in usize.
                     .chain((0..boards.count()).map(|_| boards.partition_bytes() as usize))
                     .map(|size| PlaceHeap {
                         alloc: HeapAllocator::new(size),
@@ -610,6 +611,7 @@ impl Shmem {
         let Some(emu) = &self.inner.emulation else {
             return Ok(None);
         };
+        self.check_route_bytes(local, remote, bytes)?;
         self.hops(op, local.map(|p| (p, 0)), (target, remote, 0), bytes)?;
         let mut hops_of = |at: usize, len: usize| {
             self.hops(op, local.map(|p| (p, at)), (target, remote, at), len)
@@ -630,11 +632,31 @@ impl Shmem {
         bytes: usize,
     ) -> Result<usize> {
         let target = self.check_pe(pe)?;
+        if self.inner.emulation.is_some() {
+            // The model will be consulted: the route must be one a transfer can take.
+            self.check_route_bytes(local, remote, bytes)?;
+            self.hops(op, local.map(|p| (p, 0)), (target, remote, 0), bytes)?;
+        }
         let mut hops_of = |at: usize, len: usize| {
             self.hops(op, local.map(|p| (p, at)), (target, remote, at), len)
                 .unwrap_or_default()
         };
         Ok(self.packet_size(op, local, (target, remote), bytes, &mut hops_of))
+    }
+
+    /// Refuses a modeled transfer that no object could take part in: one larger than
+    /// the CPU symmetric heap at a CPU end (a board end is checked by the board's DMA
+    /// span rule in `hops`). This bounds the model's work and keeps its sizes far from
+    /// overflow.
+    fn check_route_bytes(&self, local: Option<Place>, remote: Place, bytes: usize) -> Result<()> {
+        let heap = self.inner.segs.mine().heap_bytes();
+        if bytes > heap && (local == Some(Place::Cpu) || remote == Place::Cpu) {
+            return Err(Error::InvalidArgument(format!(
+                "a transfer of {bytes} bytes to or from the CPU heap: the heap has {heap} bytes \
+                 (SHMEM_SYMMETRIC_SIZE), so no object can take part in it"
+            )));
+        }
+        Ok(())
     }
 
     // ---------------------------------------------------------------- boards
@@ -723,8 +745,19 @@ impl Shmem {
                 len: obj.len,
             });
         }
+        // index + count <= len, and the object's len * elem bytes lie inside the heap,
+        // so none of these can overflow for an object `alloc` made; they are checked
+        // all the same, so that a wrong object can only ever be an error.
         let elem = size_of::<T>();
-        Ok((obj.offset + index * elem, count * elem))
+        let at = Error::bytes_of(index, elem)?;
+        let bytes = Error::bytes_of(count, elem)?;
+        let offset = obj
+            .offset
+            .checked_add(at)
+            .ok_or_else(|| Error::SizeOverflow {
+                what: format!("heap offset {} + {at} bytes", obj.offset),
+            })?;
+        Ok((offset, bytes))
     }
 
     // ---------------------------------------------------------------- collectives
@@ -735,7 +768,9 @@ impl Shmem {
     /// The object is 64-byte aligned (4 KiB aligned from 64 KiB up), zero-filled, and
     /// ready for remote access when the call returns on every PE (it ends with a
     /// barrier). A mismatch between PEs returns [`Error::NonSymmetric`] on every PE;
-    /// an exhausted heap returns [`Error::HeapExhausted`] on every PE.
+    /// an exhausted heap returns [`Error::HeapExhausted`] (on a board,
+    /// [`Error::BoardHeapExhausted`]) on every PE, and a `len` whose size in bytes
+    /// overflows returns [`Error::SizeOverflow`] on every PE.
     ///
     /// ```
     /// let shmem = shmemplus::init()?;
@@ -745,40 +780,48 @@ impl Shmem {
     /// // Too big for the heap: a clear error, nothing allocated.
     /// let err = shmem.alloc::<u8>(1 << 40, shmemplus::Place::Cpu).unwrap_err();
     /// assert!(err.to_string().contains("SHMEM_SYMMETRIC_SIZE"));
+    /// // Too big for any heap: the size itself overflows.
+    /// let err = shmem.alloc::<u64>(usize::MAX / 4, shmemplus::Place::Cpu).unwrap_err();
+    /// assert!(matches!(err, shmemplus::Error::SizeOverflow { .. }));
     /// shmem.free(v)?;
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
     pub fn alloc<T: Pod>(&self, len: usize, place: Place) -> Result<SymVec<T>> {
         let inner = self.live()?;
-        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "{len} elements of {} bytes overflow",
-                size_of::<T>()
-            ))
-        })?;
+        // A size that overflows is not returned yet: this PE must still take part in
+        // the symmetry check, or the PEs that did not overflow would wait for it
+        // forever. It is published as a size no request can have (`u64::MAX`, with
+        // the element count beside it), so PEs that all overflow alike pass the check
+        // and all return SizeOverflow below, and PEs that differ all get NonSymmetric.
+        let bytes = Error::bytes_of(len, size_of::<T>());
         let align = align_of::<T>();
         let mut coll = self.coll();
         let slot = self.heap_slot(place);
-        let planned = match slot
-            .as_ref()
-            .map(|&i| coll.heaps[i].alloc.plan(bytes, align))
-        {
-            Ok(Ok(off)) => off as u64,
-            Ok(Err(_)) => u64::MAX,
-            Err(_) => u64::MAX - 1,
+        let planned = match (&slot, &bytes) {
+            (Ok(i), Ok(bytes)) => match coll.heaps[*i].alloc.plan(*bytes, align) {
+                Ok(off) => off as u64,
+                Err(_) => u64::MAX,
+            },
+            (Err(_), _) => u64::MAX - 1,
+            (Ok(_), Err(_)) => u64::MAX - 2,
+        };
+        let (size_word, len_word) = match &bytes {
+            Ok(b) => (*b as u64, 0),
+            Err(_) => (u64::MAX, len as u64),
         };
         self.symmetric_check(
             &mut coll,
             [
                 COLL_ALLOC,
-                bytes as u64,
+                size_word,
                 align as u64,
                 place.code(),
                 planned,
-                0,
+                len_word,
             ],
         )?;
         let slot = slot?;
+        let bytes = bytes?;
         let heap = &mut coll.heaps[slot];
         let offset = heap.alloc.alloc(bytes, align).map_err(|e| match place {
             Place::Cpu => Error::HeapExhausted {
@@ -794,9 +837,11 @@ impl Shmem {
             },
         })?;
         // Memory below the high-water mark was used before: clear it so the object
-        // starts zeroed on every PE. Above it the memory is still fresh zeros.
-        let reused_end = (offset + bytes).min(heap.high_water);
-        heap.high_water = heap.high_water.max(offset + bytes);
+        // starts zeroed on every PE. Above it the memory is still fresh zeros. The
+        // allocator placed [offset, offset + bytes) inside the heap: the end fits.
+        let end = offset.saturating_add(bytes);
+        let reused_end = end.min(heap.high_water);
+        heap.high_water = heap.high_water.max(end);
         if reused_end > offset {
             self.zero(place, offset, reused_end - offset)?;
         }
@@ -821,7 +866,8 @@ impl Shmem {
         }
         self.quiet()?;
         let mut coll = self.coll();
-        let bytes = obj.len * size_of::<T>();
+        // `alloc` checked this product; an object cannot hold more than the heap.
+        let bytes = obj.len.saturating_mul(size_of::<T>());
         self.symmetric_check(
             &mut coll,
             [
@@ -1106,6 +1152,8 @@ impl Shmem {
         let backward = same_memory && dst_off > src_off && dst_off - src_off < bytes;
         let pieces = bytes.div_ceil(STAGE_BYTES);
         let mut stage = vec![0u8; bytes.min(STAGE_BYTES)];
+        // at < bytes, and the caller checked offset + bytes (and remote_offset + bytes)
+        // against their objects, so the sums below cannot overflow.
         for k in 0..pieces {
             // Below `bytes` (piece index < pieces), so neither step can overflow.
             let index = if backward { pieces - 1 - k } else { k };
@@ -1304,7 +1352,8 @@ impl Shmem {
                     local,
                     place,
                     remote_node,
-                    bytes.next_power_of_two(),
+                    // A size past 2^63 has no power of two: it is its own bucket.
+                    bytes.checked_next_power_of_two().unwrap_or(bytes),
                 );
                 let mut cache = self
                     .inner
@@ -1434,7 +1483,8 @@ impl Shmem {
         self.local_read(&wire, 0, &mut head)?;
         let len = u64::from_le_bytes(head[..8].try_into().unwrap_or([0; 8])) as usize;
         let cached = head[8] == 1;
-        let shared = if outcome.is_ok() && len > 0 && len + 16 <= wire.len() {
+        let fits = len.checked_add(16).is_some_and(|end| end <= wire.len());
+        let shared = if outcome.is_ok() && len > 0 && fits {
             let mut bytes = vec![0u8; len];
             self.local_read(&wire, 16, &mut bytes)?;
             serde_json::from_slice::<tune::Tuning>(&bytes).ok()
@@ -2016,6 +2066,11 @@ unsafe fn copy_may_overlap(src: *const u8, dst: *mut u8, len: usize) {
 
 fn describe(words: &[u64]) -> String {
     match words[0] {
+        COLL_ALLOC if words[1] == u64::MAX => format!(
+            "allocates {} elements, whose size overflows, on {}",
+            words[5],
+            place_name(words[3])
+        ),
         COLL_ALLOC => format!(
             "allocates {} bytes (alignment {}) on {}",
             words[1],

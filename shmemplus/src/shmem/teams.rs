@@ -100,10 +100,16 @@ impl Shmem {
                 p.size
             )))
         } else {
-            // Inside the parent, so every product below is a world PE number or a
-            // stride between two of them: below n_pes. A one-PE team has no stride.
-            let stride = if size == 1 { 1 } else { stride };
-            let geometry = (p.start + p.stride * start, p.stride * stride, size);
+            // Inside the parent, so `p.start + p.stride * start` is a world PE number,
+            // and with two members or more the stride is one between two world PEs:
+            // below n_pes. A one-PE team may name any stride, which only shows in
+            // `world_stride`; it saturates instead of overflowing.
+            let stride = if size == 1 {
+                p.stride.saturating_mul(stride)
+            } else {
+                p.stride * stride
+            };
+            let geometry = (p.start + p.stride * start, stride, size);
             Ok(vec![geometry_if_member(geometry, self.my_pe())])
         };
         let mut teams = self.split(parent, call, memberships)?;
@@ -271,6 +277,15 @@ impl Shmem {
             inner.team_barrier(p, &mut state);
             if all_claimed {
                 drop(state);
+                // A member keeps its claim until `team_destroy`; a non-member of a new
+                // team gives the slot back now (it holds no handle to destroy, and the
+                // members' own claims keep the slot out of later agreements).
+                let not_member = list
+                    .iter()
+                    .zip(&slots)
+                    .filter(|(geometry, _)| geometry.is_none())
+                    .fold(0u64, |m, (_, &s)| m | 1 << s);
+                *inner.team_slots.lock().unwrap_or_else(|e| e.into_inner()) &= !not_member;
                 let me = self.my_pe();
                 return Ok(list
                     .iter()
