@@ -42,6 +42,7 @@ mod sync;
 mod team;
 mod topology;
 pub mod tune;
+mod wake;
 
 pub use atomic::{AtomicInt, Cmp, SignalOp};
 pub use config::{Conduit, Config, PacketPolicy, TuneMode};

@@ -174,11 +174,8 @@ struct Inner {
     /// Highest barrier epoch this PE used in any team: a new team starts above every
     /// member's, so stale flags in a reused slot never satisfy its barriers.
     epoch_high: std::sync::atomic::AtomicU64,
-    /// Per PE: this PE stored into its CPU heap since the last wake-up (see
-    /// `Inner::wake_later`).
-    wake_pending: Vec<AtomicBool>,
-    /// Some entry of `wake_pending` may be set.
-    any_wake_pending: AtomicBool,
+    /// The PEs this PE stored into since they were last woken (see `wake`).
+    wakes: crate::wake::LazyWakes,
 }
 
 /// One probe transfer of the tuning pass, given a scratch buffer.
@@ -320,8 +317,7 @@ pub fn init() -> Result<Shmem> {
             },
             team_slots: Mutex::new(0b11),
             epoch_high: std::sync::atomic::AtomicU64::new(0),
-            wake_pending: (0..n).map(|_| AtomicBool::new(false)).collect(),
-            any_wake_pending: AtomicBool::new(false),
+            wakes: crate::wake::LazyWakes::new(n),
             coll: Mutex::new(Collectives {
                 seq: 0,
                 heaps: std::iter::once(config.symmetric_size)
@@ -749,15 +745,11 @@ impl Shmem {
         // so none of these can overflow for an object `alloc` made; they are checked
         // all the same, so that a wrong object can only ever be an error.
         let elem = size_of::<T>();
-        let at = Error::bytes_of(index, elem)?;
-        let bytes = Error::bytes_of(count, elem)?;
-        let offset = obj
-            .offset
-            .checked_add(at)
-            .ok_or_else(|| Error::SizeOverflow {
-                what: format!("heap offset {} + {at} bytes", obj.offset),
-            })?;
-        Ok((offset, bytes))
+        let located = index.checked_mul(elem).and_then(|at| {
+            let bytes = count.checked_mul(elem)?;
+            Some((obj.offset.checked_add(at)?, bytes))
+        });
+        located.ok_or_else(|| overflowing_range(obj.offset, index, count, elem))
     }
 
     // ---------------------------------------------------------------- collectives
@@ -1198,6 +1190,7 @@ impl Shmem {
                             src.as_ptr(),
                             inner.segs.segs[target].heap_base().add(offset),
                             src.len(),
+                            target == inner.segs.me,
                         )
                     };
                     inner.wake_later(target);
@@ -1279,6 +1272,7 @@ impl Shmem {
                             inner.segs.segs[target].heap_base().add(offset),
                             dst.as_mut_ptr(),
                             dst.len(),
+                            target == inner.segs.me,
                         )
                     };
                     Ok(())
@@ -1946,52 +1940,18 @@ impl Inner {
 
     /// Notes that this PE stored into PE `to`'s CPU heap, so that `to` is woken if
     /// it sleeps in a wait (done lazily by `flush_wakes`: a put stays a plain copy).
-    ///
-    /// Two plain (Release) stores, always made: skipping them when the flag already
-    /// looks set would race with another thread's `flush_wakes` that has cleared it
-    /// and fenced *before* this put's data, and nobody would wake `to` for the data.
     #[inline]
     fn wake_later(&self, to: usize) {
-        self.wake_pending[to].store(true, Ordering::Release);
-        self.any_wake_pending.store(true, Ordering::Release);
+        self.wakes.note(to);
     }
 
-    /// Wakes the PEs this PE stored into since the last call, if they sleep. Runs in
-    /// `quiet`, `fence`, barriers and before this PE waits, so a PE asleep in
-    /// `wait_until` learns of a put promptly. Returns whether it issued a SeqCst fence
-    /// (it does when anything was pending).
-    ///
-    /// Why no wake-up is lost, with any number of threads: a writer stores its data,
-    /// then `wake_pending[to]`, then `any_wake_pending`, both Release. The flusher
-    /// takes each flag with an AcqRel swap, so a flag it takes carries the writer's
-    /// data with it (synchronizes-with), and only then issues the SeqCst fence and
-    /// reads the sleepers (the protocol of `sync`). A writer whose flag store comes
-    /// after the swap leaves `any_wake_pending` set for the next flush.
+    /// Wakes the PEs this PE stored into since the last call, if they sleep (the
+    /// protocol and its argument are in `wake`). Runs in `quiet`, `fence`, barriers
+    /// and before this PE waits, so a PE asleep in `wait_until` learns of a put
+    /// promptly. Returns whether it issued a SeqCst fence.
     fn flush_wakes(&self) -> bool {
-        if !self.any_wake_pending.load(Ordering::Acquire)
-            || !self.any_wake_pending.swap(false, Ordering::AcqRel)
-        {
-            return false;
-        }
-        // In chunks of 64 PEs, so the taken set fits a word on the stack (this runs in
-        // every `quiet` after a put): one fence per chunk serves all its targets, the
-        // stores the flags carried are ordered before each target's `sleepers` load.
-        for (chunk, flags) in self.wake_pending.chunks(64).enumerate() {
-            let mut taken = 0u64;
-            for (i, pending) in flags.iter().enumerate() {
-                if pending.load(Ordering::Relaxed) && pending.swap(false, Ordering::AcqRel) {
-                    taken |= 1 << i;
-                }
-            }
-            fence(Ordering::SeqCst);
-            while taken != 0 {
-                let i = taken.trailing_zeros() as usize;
-                taken &= taken - 1;
-                let pe = chunk * 64 + i;
-                crate::sync::notify_fenced(&self.segs.segs[pe].control().user_signal);
-            }
-        }
-        true
+        self.wakes
+            .flush(|pe| crate::sync::notify_fenced(&self.segs.segs[pe].control().user_signal))
     }
 
     fn shutdown(&self) {
@@ -2047,11 +2007,18 @@ impl Drop for Inner {
 /// Copies `len` bytes from `src` to `dst` as `memmove` does when the two ranges
 /// overlap (`ptr::copy`), else with the data path's `copy::copy_bytes`. For copies
 /// whose ranges are not known to be disjoint (a caller's buffer against this PE's own
-/// heap); the check is two comparisons.
+/// heap); the check is two comparisons. Only this PE's own heap can overlap a
+/// caller's buffer (safe code reaches no other mapping), so the callers pass
+/// `may_overlap = false` for another PE's heap and skip the check.
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `len` bytes.
-unsafe fn copy_may_overlap(src: *const u8, dst: *mut u8, len: usize) {
+#[inline]
+unsafe fn copy_may_overlap(src: *const u8, dst: *mut u8, len: usize, may_overlap: bool) {
+    if !may_overlap {
+        // SAFETY: forwarded to the caller, who knows the ranges are disjoint.
+        return unsafe { crate::copy::copy_bytes(src, dst, len) };
+    }
     let (s, d) = (src as usize, dst as usize);
     // Ranges of live memory do not wrap the address space, so neither sum overflows.
     let overlap = s < d.wrapping_add(len) && d < s.wrapping_add(len);
@@ -2061,6 +2028,16 @@ unsafe fn copy_may_overlap(src: *const u8, dst: *mut u8, len: usize) {
     } else {
         // SAFETY: forwarded to the caller, and the ranges are disjoint.
         unsafe { crate::copy::copy_bytes(src, dst, len) }
+    }
+}
+
+/// The error of an element range whose bytes cannot be counted (kept out of line:
+/// `locate` is on every put and get).
+#[cold]
+#[inline(never)]
+fn overflowing_range(offset: usize, index: usize, count: usize, elem: usize) -> Error {
+    Error::SizeOverflow {
+        what: format!("elements {index}..+{count} of {elem} bytes at heap offset {offset}"),
     }
 }
 
