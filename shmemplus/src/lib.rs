@@ -30,6 +30,7 @@ pub mod config;
 mod copy;
 mod emulate;
 pub mod error;
+mod fatal;
 mod fpga;
 mod heap;
 pub mod launch;
