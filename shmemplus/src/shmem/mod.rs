@@ -125,6 +125,8 @@ const STAGE_BYTES: usize = 1 << 20;
 /// Kinds of collective call, as written in the symmetry records.
 const COLL_ALLOC: u64 = 1;
 const COLL_FREE: u64 = 2;
+/// The size word of an allocation whose byte size overflows.
+const OVERFLOWING_SIZE: u64 = u64::MAX;
 
 /// State of the collective calls of this PE (one collective at a time per PE).
 struct Collectives {
@@ -672,34 +674,37 @@ impl Shmem {
     /// ```
     pub fn alloc<T: Pod>(&self, len: usize, place: Place) -> Result<SymVec<T>> {
         let inner = self.live()?;
+        // A size that overflows is refused after the symmetry check, so that every PE
+        // returns an error (a PE returning before it would leave the others waiting).
         let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "{len} elements of {} bytes overflow",
                 size_of::<T>()
             ))
-        })?;
+        });
         let align = align_of::<T>();
         let mut coll = self.coll();
         let slot = self.heap_slot(place);
-        let planned = match slot
-            .as_ref()
-            .map(|&i| coll.heaps[i].alloc.plan(bytes, align))
-        {
-            Ok(Ok(off)) => off as u64,
-            Ok(Err(_)) => u64::MAX,
-            Err(_) => u64::MAX - 1,
+        let planned = match (&slot, &bytes) {
+            (Ok(i), Ok(bytes)) => match coll.heaps[*i].alloc.plan(*bytes, align) {
+                Ok(off) => off as u64,
+                Err(_) => u64::MAX,
+            },
+            (Err(_), _) => u64::MAX - 1,
+            (_, Err(_)) => u64::MAX - 2,
         };
         self.symmetric_check(
             &mut coll,
             [
                 COLL_ALLOC,
-                bytes as u64,
+                bytes.as_ref().map_or(OVERFLOWING_SIZE, |&b| b as u64),
                 align as u64,
                 place.code(),
                 planned,
                 0,
             ],
         )?;
+        let bytes = bytes?;
         let slot = slot?;
         let heap = &mut coll.heaps[slot];
         let offset = heap.alloc.alloc(bytes, align).map_err(|e| match place {
@@ -719,9 +724,14 @@ impl Shmem {
         // starts zeroed on every PE. Above it the memory is still fresh zeros.
         let reused_end = (offset + bytes).min(heap.high_water);
         heap.high_water = heap.high_water.max(offset + bytes);
-        if reused_end > offset {
-            self.zero(place, offset, reused_end - offset)?;
-        }
+        let zeroed = if reused_end > offset {
+            self.zero(place, offset, reused_end - offset)
+        } else {
+            Ok(())
+        };
+        // Every PE is committed to the closing barrier now: a failure here is this
+        // PE's alone and must not leave the others waiting in it.
+        crate::fatal::committed(inner.me, "alloc", zeroed);
         self.barrier_locked(&mut coll);
         tracing::debug!(pe = inner.me, offset, bytes, "symmetric alloc");
         Ok(SymVec {
@@ -741,7 +751,9 @@ impl Shmem {
         if obj.job != inner.job {
             return Err(Error::ForeignObject);
         }
-        self.quiet()?;
+        // A failed earlier put is reported after the collective part, which the other
+        // PEs wait for.
+        let completed = self.quiet();
         let mut coll = self.coll();
         let bytes = obj.len * size_of::<T>();
         self.symmetric_check(
@@ -759,7 +771,7 @@ impl Shmem {
         if !coll.heaps[slot].alloc.free(obj.offset) {
             return Err(Error::ForeignObject);
         }
-        Ok(())
+        completed
     }
 
     /// The index of `place`'s heap in `Collectives::heaps`, or why the place does not
@@ -1758,10 +1770,12 @@ impl Inner {
     }
 
     fn barrier_all(&self) -> Result<()> {
-        self.quiet()?;
+        // A failed put is reported after the barrier: returning before it would leave
+        // every other PE waiting in it.
+        let completed = self.quiet();
         let _coll = self.coll.lock().unwrap_or_else(|e| e.into_inner());
         self.world_barrier();
-        Ok(())
+        completed
     }
 
     /// A barrier of the world team (no quiet).
@@ -1861,6 +1875,11 @@ impl Drop for Inner {
 
 fn describe(words: &[u64]) -> String {
     match words[0] {
+        COLL_ALLOC if words[1] == OVERFLOWING_SIZE => format!(
+            "allocates more bytes than fit in a usize (alignment {}) on {}",
+            words[2],
+            place_name(words[3])
+        ),
         COLL_ALLOC => format!(
             "allocates {} bytes (alignment {}) on {}",
             words[1],
