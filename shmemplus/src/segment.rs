@@ -129,7 +129,7 @@ pub struct TeamSync {
 }
 
 /// Words of one collective-call descriptor in [`TeamSync::calls`].
-pub const CALL_WORDS: usize = 13;
+pub const CALL_WORDS: usize = 8;
 
 /// Producer and consumer positions of one ring, on separate lines.
 #[repr(C)]

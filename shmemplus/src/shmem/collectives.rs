@@ -38,7 +38,8 @@
 //! naming the PE and the call (`fatal::abort_job`), since returning would leave the
 //! other members waiting forever. Failures of puts this PE issued *before* the call are
 //! flushed out first (a `quiet` before the descriptor is published) and returned once
-//! the collective has completed, so they never count as the collective's own.
+//! the collective has completed, so they never count as the collective's own. The
+//! check costs each member one cache line per member (a descriptor is 8 words).
 //!
 //! Why every member reads every descriptor intact, and all read the same: member m
 //! writes the copy of parity e % 2 for the call whose opening barrier has epoch e,
@@ -109,7 +110,7 @@ impl Shmem {
         root: u32,
     ) -> Result<()> {
         let t = &team.inner;
-        let call = self.describe_call(Kind::Broadcast, dest, source, nelems, u64::from(root));
+        let call = self.describe_call(Kind::Broadcast, dest, source, nelems, root);
         let (mut c, _) = self.begin::<T>(team, call)?;
         let n = u64::from(t.size);
         let me = u64::from(t.me);
@@ -335,15 +336,14 @@ impl Shmem {
         fatal::inject(call);
     }
 
-    /// This PE's descriptor of a call on `dest` and `source` (the tag and collective
-    /// number are filled in by `begin`).
+    /// This PE's descriptor of a call on `dest` and `source`.
     fn describe_call<T: Pod>(
         &self,
         kind: Kind,
         dest: &SymVec<T>,
         source: &SymVec<T>,
         nelems: usize,
-        arg: u64,
+        arg: u32,
     ) -> CallDesc {
         let obj = |o: &SymVec<T>| ObjDesc {
             offset: o.offset as u64,
@@ -353,13 +353,13 @@ impl Shmem {
         };
         CallDesc {
             kind,
-            seq: 0,
             elem: size_of::<T>() as u64,
             nelems: nelems as u64,
             arg,
             dest: obj(dest),
             source: obj(source),
             unsupported: false,
+            unencodable: false,
         }
     }
 
@@ -370,7 +370,7 @@ impl Shmem {
     fn begin<'t, T: Pod>(
         &self,
         team: &'t Team,
-        mut call: CallDesc,
+        call: CallDesc,
     ) -> Result<(Committed<'t>, Vec<CallDesc>)> {
         let t = &team.inner;
         let inner = &self.inner;
@@ -379,7 +379,6 @@ impl Shmem {
         // (where they would be fatal); they are returned after the call.
         let earlier = inner.am.quiet().err();
         let epoch = state.epoch + 1;
-        call.seq = state.colls;
         let slot = (epoch % 2) as usize;
         publish(
             &inner.segs.mine().control().teams[t.slot].calls[slot],
@@ -538,66 +537,76 @@ struct ObjDesc {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct CallDesc {
     kind: Kind,
-    /// The member's count of collectives on the team so far (for messages only: the
-    /// barrier epoch in the tag is what must agree).
-    seq: u64,
     /// Element size in bytes.
     elem: u64,
     /// Element count (`nelems`, `nreduce`).
     nelems: u64,
     /// The broadcast root or the reduction operator (`op_code`); 0 otherwise.
-    arg: u64,
+    arg: u32,
     dest: ObjDesc,
     source: ObjDesc,
     /// The reduction operator is not defined on the element type.
     unsupported: bool,
+    /// The element size or a place does not fit its field of the encoding (a type of
+    /// 2^48 bytes or more, a board numbered 65535 or more).
+    unencodable: bool,
 }
 
-/// Words of a descriptor after its tag.
+/// Words of a descriptor after its tag: with the tag, one cache line, so that reading
+/// a member's descriptor costs one transfer.
 const FIELDS: usize = CALL_WORDS - 1;
 
+/// Bits of the element size and of a place code in the encoding.
+const ELEM_BITS: u32 = 48;
+const PLACE_BITS: u32 = 16;
+
 impl CallDesc {
+    /// Seven words: kind | flags << 8 | elem << 16; nelems; arg | dest place << 32 |
+    /// source place << 48; dest offset, dest len, source offset, source len.
     fn encode(&self) -> [u64; FIELDS] {
+        let fits = self.elem < 1 << ELEM_BITS
+            && self.dest.place < 1 << PLACE_BITS
+            && self.source.place < 1 << PLACE_BITS;
         let flags = u64::from(self.dest.foreign)
             | u64::from(self.source.foreign) << 1
-            | u64::from(self.unsupported) << 2;
+            | u64::from(self.unsupported) << 2
+            | u64::from(self.unencodable || !fits) << 3;
+        let field = |v: u64, bits: u32| if fits { v & ((1 << bits) - 1) } else { 0 };
         [
-            self.kind as u64,
-            self.seq,
-            self.elem,
+            self.kind as u64 | flags << 8 | field(self.elem, ELEM_BITS) << 16,
             self.nelems,
-            self.arg,
+            u64::from(self.arg)
+                | field(self.dest.place, PLACE_BITS) << 32
+                | field(self.source.place, PLACE_BITS) << 48,
             self.dest.offset,
             self.dest.len,
-            self.dest.place,
             self.source.offset,
             self.source.len,
-            self.source.place,
-            flags,
         ]
     }
 
     fn decode(w: &[u64; FIELDS]) -> Option<CallDesc> {
-        let flags = w[11];
+        let flags = (w[0] >> 8) & 0xff;
+        let place_mask = (1 << PLACE_BITS) - 1;
         Some(CallDesc {
-            kind: Kind::from_code(w[0])?,
-            seq: w[1],
-            elem: w[2],
-            nelems: w[3],
-            arg: w[4],
+            kind: Kind::from_code(w[0] & 0xff)?,
+            elem: w[0] >> 16,
+            nelems: w[1],
+            arg: w[2] as u32,
             dest: ObjDesc {
-                offset: w[5],
-                len: w[6],
-                place: w[7],
+                offset: w[3],
+                len: w[4],
+                place: (w[2] >> 32) & place_mask,
                 foreign: flags & 1 != 0,
             },
             source: ObjDesc {
-                offset: w[8],
-                len: w[9],
-                place: w[10],
+                offset: w[5],
+                len: w[6],
+                place: w[2] >> 48,
                 foreign: flags & 2 != 0,
             },
             unsupported: flags & 4 != 0,
+            unencodable: flags & 8 != 0,
         })
     }
 
@@ -773,12 +782,18 @@ fn validate(c: &CallDesc, n: u32, ty: &'static str) -> Result<()> {
     if c.dest.foreign || c.source.foreign {
         return Err(Error::ForeignObject);
     }
+    if c.unencodable {
+        return Err(Error::InvalidArgument(format!(
+            "{name}: an element type of 2^{ELEM_BITS} bytes or more, or a board numbered \
+             2^{PLACE_BITS} - 1 or more, cannot take part in a collective"
+        )));
+    }
     let n = u64::from(n);
     // (elements of dest the call may write, elements of source it reads, whether
     // dest and source may be the same object)
     let (dest_count, source_count, in_place) = match c.kind {
         Kind::Broadcast => {
-            if c.arg >= n {
+            if u64::from(c.arg) >= n {
                 return Err(Error::InvalidArgument(format!(
                     "broadcast root {} is not in a team of {n} PEs",
                     c.arg
@@ -880,13 +895,185 @@ const OPS: [ReduceOp; 7] = [
     ReduceOp::Xor,
 ];
 
-fn op_code(op: ReduceOp) -> u64 {
-    OPS.iter().position(|&o| o == op).unwrap_or(0) as u64
+fn op_code(op: ReduceOp) -> u32 {
+    OPS.iter().position(|&o| o == op).unwrap_or(0) as u32
 }
 
-fn op_name(code: u64) -> &'static str {
+fn op_name(code: u32) -> &'static str {
     usize::try_from(code)
         .ok()
         .and_then(|i| OPS.get(i))
         .map_or("unknown", |op| op.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(offset: u64, len: u64) -> ObjDesc {
+        ObjDesc {
+            offset,
+            len,
+            place: 0,
+            foreign: false,
+        }
+    }
+
+    fn call(kind: Kind, nelems: u64, arg: u32) -> CallDesc {
+        CallDesc {
+            kind,
+            elem: 8,
+            nelems,
+            arg,
+            dest: obj(0, 64),
+            source: obj(1024, 64),
+            unsupported: false,
+            unencodable: false,
+        }
+    }
+
+    /// A team of world PEs 2, 4, 6, 8 seen from world PE 4.
+    fn team() -> TeamInner {
+        TeamInner::new(1, (2, 2, 4), 4, 5, |_| 0, (0, 0))
+    }
+
+    #[test]
+    fn descriptors_survive_encoding() {
+        let mut c = call(Kind::Reduce, u64::MAX, 6);
+        c.dest = ObjDesc {
+            offset: u64::MAX - 7,
+            len: 3,
+            place: 0xffff,
+            foreign: true,
+        };
+        c.source.place = 17;
+        c.elem = (1 << ELEM_BITS) - 1;
+        c.unsupported = true;
+        assert_eq!(CallDesc::decode(&c.encode()), Some(c));
+        // What does not fit its field is flagged (and refused), never truncated.
+        for big in [
+            |c: &mut CallDesc| c.elem = 1 << ELEM_BITS,
+            |c: &mut CallDesc| c.source.place = 1 << PLACE_BITS,
+        ] {
+            let mut c = call(Kind::Broadcast, 4, 0);
+            big(&mut c);
+            let back = CallDesc::decode(&c.encode()).expect("a known kind");
+            assert!(back.unencodable);
+            assert!(matches!(
+                validate(&back, 4, "T"),
+                Err(Error::InvalidArgument(_))
+            ));
+        }
+        // An unknown kind is no descriptor.
+        let mut words = call(Kind::Fcollect, 1, 0).encode();
+        words[0] = (words[0] & !0xff) | 9;
+        assert_eq!(CallDesc::decode(&words), None);
+    }
+
+    #[test]
+    fn every_member_reaches_the_same_verdict() {
+        let t = team();
+        let good = call(Kind::Broadcast, 8, 1);
+        let all = vec![Some(good); 4];
+        assert_eq!(agree(&t, &all, "u64").map(|v| v.len()).ok(), Some(4));
+        // A bad root on team PE 2 alone: an error naming it.
+        let mut one = all.clone();
+        one[2] = Some(call(Kind::Broadcast, 8, 4));
+        let e = agree(&t, &one, "u64").unwrap_err().to_string();
+        assert!(
+            e.contains("root 4 is not in a team of 4 PEs")
+                && e.contains("(passed by team PE 2 (world PE 6))"),
+            "{e}"
+        );
+        // A valid but different root: non-symmetric, naming the member.
+        let mut other = all.clone();
+        other[3] = Some(call(Kind::Broadcast, 8, 0));
+        let e = agree(&t, &other, "u64").unwrap_err();
+        assert!(
+            matches!(&e, Error::NonSymmetric(m) if m.contains("team PE 3 (world PE 8) passes root 0")),
+            "{e}"
+        );
+        // A member without a descriptor for this call.
+        let mut missing = all.clone();
+        missing[1] = None;
+        let e = agree(&t, &missing, "u64").unwrap_err();
+        assert!(
+            matches!(&e, Error::NonSymmetric(m) if m.contains("team PE 1 (world PE 4) is not in this call")),
+            "{e}"
+        );
+        // Another collective.
+        let mut kind = all;
+        kind[0] = Some(call(Kind::Alltoall, 8, 0));
+        assert!(matches!(
+            agree(&t, &kind, "u64"),
+            Err(Error::NonSymmetric(_))
+        ));
+    }
+
+    #[test]
+    fn collect_counts_may_differ_but_must_fit_together() {
+        let t = team();
+        let counts = |c: [u64; 4]| -> Vec<Option<CallDesc>> {
+            c.iter().map(|&n| Some(call(Kind::Collect, n, 0))).collect()
+        };
+        assert!(agree(&t, &counts([10, 20, 30, 4]), "u64").is_ok());
+        assert!(matches!(
+            agree(&t, &counts([10, 20, 30, 5]), "u64"),
+            Err(Error::InvalidArgument(m)) if m.contains("65 elements in all")
+        ));
+        assert!(matches!(
+            agree(&t, &counts([u64::MAX, 1, 0, 0]), "u64"),
+            Err(Error::OutOfBounds { .. })
+        ));
+    }
+
+    #[test]
+    fn sizes_overlaps_and_operators_are_checked() {
+        let n = 4;
+        let mut c = call(Kind::Fcollect, u64::MAX / 2, 0);
+        assert!(
+            matches!(validate(&c, n, "u64"), Err(Error::InvalidArgument(m)) if m.contains("overflows"))
+        );
+        c.nelems = 17; // 68 > 64
+        assert!(matches!(
+            validate(&c, n, "u64"),
+            Err(Error::OutOfBounds {
+                end: 68,
+                len: 64,
+                ..
+            })
+        ));
+        c.nelems = 16;
+        assert!(validate(&c, n, "u64").is_ok());
+        // Overlap: the source inside the bytes the call writes ...
+        c.source = obj(8 * 60, 4);
+        c.nelems = 4;
+        assert!(validate(&c, n, "u64").is_ok(), "past them: no overlap");
+        c.source = obj(8 * 15, 4);
+        c.nelems = 4;
+        assert!(
+            matches!(validate(&c, n, "u64"), Err(Error::InvalidArgument(m)) if m.contains("overlap"))
+        );
+        // ... on another place, no overlap.
+        c.source.place = 1;
+        assert!(validate(&c, n, "u64").is_ok());
+        // In place: allowed for reduce and broadcast, partial overlap never.
+        let mut r = call(Kind::Reduce, 8, op_code(ReduceOp::Sum));
+        r.source = r.dest;
+        assert!(validate(&r, n, "u64").is_ok());
+        r.source.offset = 8;
+        assert!(
+            matches!(validate(&r, n, "u64"), Err(Error::InvalidArgument(m)) if m.contains("must not otherwise overlap"))
+        );
+        r.source = obj(1024, 64);
+        r.unsupported = true;
+        r.arg = op_code(ReduceOp::Xor);
+        assert!(matches!(
+            validate(&r, n, "f64"),
+            Err(Error::UnsupportedReduction {
+                op: "xor",
+                ty: "f64"
+            })
+        ));
+    }
 }
