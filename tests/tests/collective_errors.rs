@@ -111,6 +111,8 @@ fn a_bad_argument_on_every_pe_gives_every_pe_the_same_error_and_the_team_goes_on
                 "{}",
                 dump(&r)
             );
+            let alloc = said(&r, pe, "alloc-overflow").unwrap_or_default();
+            assert!(alloc.contains("overflow"), "PE {pe}: {alloc}");
         }
     }
 }
@@ -155,6 +157,15 @@ fn arguments_that_differ_between_pes_are_refused_alike() {
     for env in envs() {
         let r = run(PE, N, &["mismatch", "2"], &env);
         assert_ok(&r, "mismatch");
+        // alloc's own symmetry check names this PE and the first that differs.
+        for pe in 0..N {
+            let msg = said(&r, pe, "alloc-overflow").unwrap_or_default();
+            assert!(
+                msg.starts_with("non-symmetric collective call")
+                    && msg.contains("PE 2 allocates more bytes than fit in a usize"),
+                "PE {pe}: {msg}"
+            );
+        }
         for case in ["root", "count", "operator", "object", "kind"] {
             let msg = said(&r, 0, case).unwrap_or_default();
             assert!(

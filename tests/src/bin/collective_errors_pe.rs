@@ -286,6 +286,11 @@ fn bad_calls(shmem: &Shmem, victim: Option<u32>, only: Option<&str>) -> Result<(
         }
     }
     if victim.is_none() {
+        // An allocation whose size overflows on every PE: the same error everywhere.
+        match shmem.alloc::<u64>(usize::MAX / 4, Place::Cpu) {
+            Err(e @ Error::InvalidArgument(_)) => println!("PE {me}: alloc-overflow: {e}"),
+            other => return Err(format!("PE {me}: alloc-overflow: {other:?}")),
+        }
         // A destroyed team is refused by every member alike, and nothing waits.
         let world = shmem.team_world();
         let gone = shmem
@@ -405,6 +410,14 @@ fn mismatches(shmem: &Shmem, victim: u32) -> Result<(), String> {
         }
         check_team(shmem, t, &o).map_err(|e| format!("{case}: {e}"))?;
     }
+    // An allocation whose size overflows on one PE: refused by the symmetry check on
+    // every PE (before, the victim returned at once and left the others waiting).
+    let len = if odd { usize::MAX / 4 } else { 4 };
+    match shmem.alloc::<u64>(len, Place::Cpu) {
+        Err(e @ Error::NonSymmetric(_)) => println!("PE {me}: alloc-overflow: {e}"),
+        other => return Err(format!("PE {me}: mismatched alloc-overflow: {other:?}")),
+    }
+    check_team(shmem, t, &o).map_err(|e| format!("alloc-overflow: {e}"))?;
     // One PE in team_sync, the others in a broadcast (and the other way round).
     for sync_on_victim in [true, false] {
         let case = if sync_on_victim {
