@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// Magic number at the start of every segment ("SHMEM+\0\1").
 const MAGIC: u64 = 0x5348_4d45_4d2b_0001;
 /// Version of the layout below; bumped on any change.
-const LAYOUT_VERSION: u32 = 4;
+const LAYOUT_VERSION: u32 = 5;
 const PAGE: usize = 4096;
 /// Barrier rounds supported: a dissemination barrier over g node groups takes
 /// ceil(log2 g) rounds, so 16 rounds cover 65536 nodes.
@@ -119,10 +119,18 @@ pub struct TeamSync {
     pub signal: Padded<SignalWord>,
     /// Collective data arrivals at this member (signals of broadcast, collect, ...).
     pub arrivals: Padded<AtomicU64>,
-    /// Two words this member publishes to the others (by collective parity), e.g. its
-    /// element count in `collect` or its free team slots in a split.
+    /// Two words this member publishes to the others in a split of this team (its
+    /// free slots with the call's descriptor and its highest barrier epoch, then
+    /// whether its slot claim held).
     pub scratch: [Padded<AtomicU64>; 2],
+    /// Two descriptors (by collective parity) of this member's current collective
+    /// call, which every member checks against every other's after the call's
+    /// opening barrier (meaning given by `shmem::collectives`).
+    pub calls: [Padded<[AtomicU64; CALL_WORDS]>; 2],
 }
+
+/// Words of one collective-call descriptor in [`TeamSync::calls`].
+pub const CALL_WORDS: usize = 8;
 
 /// Producer and consumer positions of one ring, on separate lines.
 #[repr(C)]

@@ -81,8 +81,6 @@ pub(crate) struct TeamInner {
 pub(crate) struct TeamState {
     /// Epoch of the last barrier (starts at the base the members agreed on).
     pub epoch: u64,
-    /// Collectives so far (their parity picks a scratch word).
-    pub colls: u64,
     /// Data arrivals at this PE expected so far (the `arrivals` word reaches it when
     /// every collective's data is in).
     pub arrivals: u64,
@@ -136,7 +134,6 @@ impl TeamInner {
             my_group,
             state: Mutex::new(TeamState {
                 epoch: epoch_base,
-                colls: 0,
                 arrivals: arrivals_base,
                 destroyed: false,
             }),

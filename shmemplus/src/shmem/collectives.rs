@@ -18,20 +18,63 @@
 //!   member's source (n - 1 gets), then puts the result chunk to every member. Each
 //!   member moves 2(n - 1)/n of the data, the bandwidth-optimal amount.
 //!
-//! Source and destination may be the same object for reductions (in place); for the
-//! other collectives they must not overlap. As in OpenSHMEM, every member must call
-//! the same collective with the same arguments; the destination must not be in use.
+//! Source and destination may be the same object for reductions and broadcast (in
+//! place) but must not otherwise overlap; for the other collectives they must not
+//! overlap at all. As in OpenSHMEM, every member must call the same collective with
+//! the same arguments; the destination must not be in use.
 //!
-//! This module owns those algorithms. It must not implement the barrier (`team`) or
-//! the transfers themselves (the RMA calls of `shmem`).
+//! # An error never leaves a member waiting
+//!
+//! Before the opening barrier every member publishes a *descriptor* of its call (kind,
+//! element size, count, root or operator, both objects) in its copy of the team's slot
+//! (`TeamSync::calls`, the copy of the opening barrier epoch's parity). After the
+//! barrier every member checks every member's descriptor, in team order, with the same
+//! pure function of the descriptors. So a bad argument, whether every member or a
+//! single one passed it, and a disagreement between members (another root, count or
+//! object, or a member in another call of the team) give the *same* error on every
+//! member, before any member has moved data or waits for any: the team stays in step
+//! and can be used again. Past that check every member is committed, and a failure
+//! can only be this PE's own (a board DMA failing, say): it ends the job with a message
+//! naming the PE and the call (`fatal::abort_job`), since returning would leave the
+//! other members waiting forever. Failures of puts this PE issued *before* the call are
+//! flushed out first (a `quiet` before the descriptor is published) and returned once
+//! the collective has completed, so they never count as the collective's own. The
+//! check costs each member one cache line per member (a descriptor is 8 words).
+//!
+//! Why every member reads every descriptor intact, and all read the same: member m
+//! writes the copy of parity e % 2 for the call whose opening barrier has epoch e,
+//! before it arrives at that barrier; the others read it after leaving the barrier
+//! and before arriving at their next barrier of the team (epoch e + 1). m writes that
+//! copy again only for a call opening with barrier e + 2, so after leaving barrier
+//! e + 1, which no member leaves before every member has arrived there, that is,
+//! finished reading. The barrier orders the writes before the reads (release/acquire
+//! through its counters), and the descriptor's tag (its epoch) is written last with
+//! release and read first with acquire. A member in another call of the team at
+//! barrier e (`team_sync`, say) wrote no descriptor tagged e and cannot write that copy
+//! before barrier e + 1 either, so every member sees the same stale tag and refuses
+//! alike.
+//!
+//! Two things remain the program's duty, as in OpenSHMEM: the members make matching
+//! sequences of team calls (a member that calls `team_sync` where the others call a
+//! collective returns from its barrier without error, while the others refuse), and a
+//! finalized handle or a destroyed team is refused by this PE before the call begins,
+//! without a word to the others (finalize and team_destroy are collective themselves,
+//! so in a correct program every member refuses alike).
+//!
+//! This module owns those algorithms and the agreement on a call. It must not
+//! implement the barrier (`team`) or the transfers themselves (the RMA calls of
+//! `shmem`).
 
 use super::{Inner, Shmem, SymVec};
 use crate::error::{Error, Result};
+use crate::fatal;
 use crate::reduce::{ReduceOp, Reducible};
+use crate::segment::CALL_WORDS;
 use crate::sync::notify;
 use crate::team::{Team, TeamInner, TeamState};
 use bytemuck::Pod;
-use std::sync::atomic::{fence, Ordering};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::MutexGuard;
 
 /// Broadcasts larger than this move in chunks of this many bytes, so that the tree's
 /// levels work at once.
@@ -40,6 +83,11 @@ const BROADCAST_CHUNK: usize = 256 << 10;
 impl Shmem {
     /// Copies `nelems` elements of `source` on the team's PE `root` into `dest` on
     /// every member, the root included (`shmem_broadcast`; collective over `team`).
+    /// `dest` and `source` may be the same object.
+    ///
+    /// A bad argument (a root outside the team, a count past either object, objects
+    /// that partly overlap) or members that disagree on the arguments give the same
+    /// error on every member, which can then go on using the team.
     ///
     /// ```
     /// use shmemplus::Place;
@@ -48,6 +96,9 @@ impl Shmem {
     /// shmem.local_write(&src, 0, &[7, 8, 9])?;
     /// shmem.broadcast(&shmem.team_world(), &dst, &src, 3, 0)?;
     /// assert_eq!(shmem.local_to_vec(&dst)?, [7, 8, 9]);
+    /// // A root outside the team: refused (on every member), and the team still works.
+    /// assert!(shmem.broadcast(&shmem.team_world(), &dst, &src, 3, 1).is_err());
+    /// shmem.broadcast(&shmem.team_world(), &dst, &src, 3, 0)?;
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
     pub fn broadcast<T: Pod>(
@@ -59,53 +110,47 @@ impl Shmem {
         root: u32,
     ) -> Result<()> {
         let t = &team.inner;
-        self.locate(dest, 0, nelems)?;
-        self.locate(source, 0, nelems)?;
-        if root >= t.size {
-            return Err(Error::InvalidArgument(format!(
-                "broadcast root {root} is not in a team of {} PEs",
-                t.size
-            )));
-        }
-        let mut state = self.team_state(team)?;
-        self.inner.team_barrier(t, &mut state);
-        let n = t.size;
-        let rel = (t.me + n - root) % n;
+        let call = self.describe_call(Kind::Broadcast, dest, source, nelems, root);
+        let (mut c, _) = self.begin::<T>(team, call)?;
+        let n = u64::from(t.size);
+        let me = u64::from(t.me);
+        // The agreement checked root < n, so rel < n.
+        let rel = (me + n - u64::from(root)) % n;
         let chunk = (BROADCAST_CHUNK / size_of::<T>().max(1)).max(1);
         let chunks = nelems.div_ceil(chunk).max(1);
         // Children in the binomial tree: rel + 2^k for every 2^k above rel's highest
         // bit, largest subtree first.
         let mut children = Vec::new();
-        let mut k = 1u32;
+        let mut k = 1u64;
         while k < n {
             if k > rel && rel + k < n {
-                children.push(t.world((rel + k + root) % n) as u32);
+                children.push(t.world(((rel + k + u64::from(root)) % n) as u32) as u32);
             }
             k <<= 1;
         }
         children.reverse();
         let from_root = rel == 0;
-        let base = state.arrivals;
-        for c in 0..chunks {
-            let lo = c * chunk;
+        let base = c.state.arrivals;
+        for i in 0..chunks {
+            // i < chunks = ceil(nelems / chunk), so lo < nelems (or both are 0).
+            let lo = i * chunk;
             let cnt = chunk.min(nelems - lo);
             if from_root {
-                self.put_from(dest, lo, source, lo, cnt, self.my_pe())?;
+                c.step(self.put_from(dest, lo, source, lo, cnt, self.my_pe()));
             } else {
-                self.inner.await_arrivals(t, base + c as u64 + 1);
+                self.inner.await_arrivals(t, base + i as u64 + 1);
             }
             for &child in &children {
                 let src = if from_root { source } else { dest };
-                self.put_from(dest, lo, src, lo, cnt, child)?;
-                self.inner.arrive(t, child as usize)?;
+                c.step(self.put_from(dest, lo, src, lo, cnt, child));
+                c.step(self.inner.arrive(t, child as usize));
             }
         }
         if !from_root {
-            state.arrivals += chunks as u64;
+            c.state.arrivals += chunks as u64;
         }
-        state.colls += 1;
         // This PE's own copy may have travelled as an AM (`am` conduit, boards).
-        self.inner.am.quiet()
+        c.finish(&self.inner)
     }
 
     /// Concatenates `nelems` elements of every member's `source` into `dest` on every
@@ -129,16 +174,10 @@ impl Shmem {
         source: &SymVec<T>,
         nelems: usize,
     ) -> Result<()> {
-        let t = &team.inner;
-        let total = nelems
-            .checked_mul(t.size as usize)
-            .ok_or_else(|| Error::InvalidArgument("fcollect size overflows".into()))?;
-        self.locate(dest, 0, total)?;
-        self.locate(source, 0, nelems)?;
-        let mut state = self.team_state(team)?;
-        self.inner.team_barrier(t, &mut state);
-        let at = t.me as usize * nelems;
-        self.exchange(t, &mut state, |to| Ok((dest, at, source, 0, nelems, to)))
+        let call = self.describe_call(Kind::Fcollect, dest, source, nelems, 0);
+        let (c, _) = self.begin::<T>(team, call)?;
+        let at = c.step(block_index(team.inner.me, nelems));
+        self.exchange(c, dest, source, |_| Ok((at, 0, nelems)))
     }
 
     /// Concatenates every member's `source[..nelems]`, where `nelems` may differ
@@ -151,34 +190,18 @@ impl Shmem {
         source: &SymVec<T>,
         nelems: usize,
     ) -> Result<usize> {
-        let t = &team.inner;
-        self.locate(source, 0, nelems)?;
-        let mut state = self.team_state(team)?;
-        let inner = &self.inner;
-        let parity = (state.colls % 2) as usize;
-        inner.segs.mine().control().teams[t.slot].scratch[parity]
-            .store(nelems as u64, Ordering::Relaxed);
-        inner.team_barrier(t, &mut state);
-        let counts: Vec<u64> = (0..t.size)
-            .map(|i| {
-                inner.segs.segs[t.world(i)].control().teams[t.slot].scratch[parity]
-                    .load(Ordering::Relaxed)
-            })
-            .collect();
-        let at: u64 = counts[..t.me as usize].iter().sum();
-        let total: u64 = counts.iter().sum();
-        if total > dest.len() as u64 {
-            // Every member sees the same counts and lengths, so all fail alike.
-            state.colls += 1;
-            return Err(Error::InvalidArgument(format!(
-                "collect: {total} elements in all do not fit a destination of {}",
-                dest.len()
-            )));
-        }
-        self.exchange(t, &mut state, |to| {
-            Ok((dest, at as usize, source, 0, nelems, to))
-        })?;
-        Ok(total as usize)
+        let call = self.describe_call(Kind::Collect, dest, source, nelems, 0);
+        let (c, calls) = self.begin::<T>(team, call)?;
+        // The agreement checked that the counts add up within `dest`.
+        let at = calls[..team.inner.me as usize]
+            .iter()
+            .map(|d| d.nelems)
+            .sum::<u64>();
+        let total = calls.iter().map(|d| d.nelems).sum::<u64>();
+        let at = c.step(to_usize(at));
+        let total = c.step(to_usize(total));
+        self.exchange(c, dest, source, |_| Ok((at, 0, nelems)))?;
+        Ok(total)
     }
 
     /// Sends block j (`nelems` elements at `j * nelems`) of every member's `source` to
@@ -203,50 +226,45 @@ impl Shmem {
         source: &SymVec<T>,
         nelems: usize,
     ) -> Result<()> {
-        let t = &team.inner;
-        let total = nelems
-            .checked_mul(t.size as usize)
-            .ok_or_else(|| Error::InvalidArgument("alltoall size overflows".into()))?;
-        self.locate(dest, 0, total)?;
-        self.locate(source, 0, total)?;
-        let mut state = self.team_state(team)?;
-        self.inner.team_barrier(t, &mut state);
-        let at = t.me as usize * nelems;
-        self.exchange(t, &mut state, |to| {
-            let j = t.of_world(to).unwrap_or(0) as usize;
-            Ok((dest, at, source, j * nelems, nelems, to))
+        let call = self.describe_call(Kind::Alltoall, dest, source, nelems, 0);
+        let (c, _) = self.begin::<T>(team, call)?;
+        let at = c.step(block_index(team.inner.me, nelems));
+        self.exchange(c, dest, source, |j| {
+            Ok((at, block_index(j, nelems)?, nelems))
         })
     }
 
-    /// The all-members exchange of fcollect, collect and alltoall: for every member
-    /// (this one first, then from its right neighbour on), `block(world pe)` says
-    /// which (dest, dest index, source, source index, count) to put there; then waits
-    /// for the n - 1 blocks of the others.
-    #[allow(clippy::type_complexity)]
-    fn exchange<'a, T: Pod>(
+    /// The all-members exchange of fcollect, collect and alltoall: for every member j
+    /// (this one first, then from its right neighbour on), `block(j)` says which
+    /// (dest index, source index, count) to put there; then waits for the n - 1 blocks
+    /// of the others. The agreement checked every range.
+    fn exchange<T: Pod>(
         &self,
-        t: &TeamInner,
-        state: &mut TeamState,
-        block: impl Fn(u32) -> Result<(&'a SymVec<T>, usize, &'a SymVec<T>, usize, usize, u32)>,
+        mut c: Committed<'_>,
+        dest: &SymVec<T>,
+        source: &SymVec<T>,
+        block: impl Fn(u32) -> Result<(usize, usize, usize)>,
     ) -> Result<()> {
+        let t = c.team;
         let n = t.size;
         for step in 0..n {
-            let to = t.world((t.me + step) % n) as u32;
-            let (dest, at, source, from, count, pe) = block(to)?;
-            self.put_from(dest, at, source, from, count, pe)?;
+            let j = ((u64::from(t.me) + u64::from(step)) % u64::from(n)) as u32;
+            let to = t.world(j) as u32;
+            let (at, from, count) = c.step(block(j));
+            c.step(self.put_from(dest, at, source, from, count, to));
             if step > 0 {
-                self.inner.arrive(t, to as usize)?;
+                c.step(self.inner.arrive(t, to as usize));
             }
         }
-        state.arrivals += u64::from(n - 1);
-        self.inner.await_arrivals(t, state.arrivals);
-        state.colls += 1;
+        c.state.arrivals += u64::from(n - 1);
+        self.inner.await_arrivals(t, c.state.arrivals);
         // The block to this PE itself may have travelled as an AM.
-        self.inner.am.quiet()
+        c.finish(&self.inner)
     }
 
     /// Combines `nreduce` elements of every member's `source` with `op` into `dest` on
-    /// every member (`shmem_<op>_reduce`; `dest` and `source` may be the same object).
+    /// every member (`shmem_<op>_reduce`; `dest` and `source` may be the same object,
+    /// but must not otherwise overlap).
     ///
     /// ```
     /// use shmemplus::{Place, ReduceOp};
@@ -265,50 +283,168 @@ impl Shmem {
         nreduce: usize,
         op: ReduceOp,
     ) -> Result<()> {
-        if !T::supports(op) {
-            return Err(Error::UnsupportedReduction {
-                op: op.name(),
-                ty: std::any::type_name::<T>(),
-            });
-        }
         let t = &team.inner;
-        self.locate(dest, 0, nreduce)?;
-        self.locate(source, 0, nreduce)?;
-        let mut state = self.team_state(team)?;
-        self.inner.team_barrier(t, &mut state);
+        let mut call = self.describe_call(Kind::Reduce, dest, source, nreduce, op_code(op));
+        call.unsupported = !T::supports(op);
+        let (mut c, _) = self.begin::<T>(team, call)?;
         let n = t.size as usize;
         // Member i owns chunk i: the first nreduce % n chunks get one element more.
-        let chunk_of = |i: usize| {
+        // lo = i * q + min(i, r) <= nreduce for i < n, so nothing here overflows; the
+        // checked forms keep it so by construction.
+        let chunk_of = |i: usize| -> Result<(usize, usize)> {
             let (q, r) = (nreduce / n, nreduce % n);
-            let lo = i * q + i.min(r);
-            (lo, q + usize::from(i < r))
+            let lo = i
+                .checked_mul(q)
+                .and_then(|x| x.checked_add(i.min(r)))
+                .ok_or_else(|| overflow("reduce chunk"))?;
+            Ok((lo, q + usize::from(i < r)))
         };
-        let (lo, len) = chunk_of(t.me as usize);
+        let (lo, len) = c.step(chunk_of(t.me as usize));
         let mut acc = vec![T::zeroed(); len];
         let mut other = vec![T::zeroed(); len];
         if len > 0 {
-            self.get(source, lo, &mut acc, self.my_pe())?;
-            for step in 1..n as u32 {
-                let from = t.world((t.me + step) % t.size) as u32;
-                self.get(source, lo, &mut other, from)?;
+            c.step(self.get(source, lo, &mut acc, self.my_pe()));
+            for step in 1..t.size {
+                let from = t.world(((u64::from(t.me) + u64::from(step)) % n as u64) as u32);
+                c.step(self.get(source, lo, &mut other, from as u32));
                 T::combine(op, &mut acc, &other);
             }
         }
-        for step in 0..n as u32 {
-            let to = t.world((t.me + step) % t.size) as u32;
+        for step in 0..t.size {
+            let to = t.world(((u64::from(t.me) + u64::from(step)) % n as u64) as u32) as u32;
             if len > 0 {
-                self.put(dest, lo, &acc, to)?;
+                c.step(self.put(dest, lo, &acc, to));
             }
             if step > 0 {
-                self.inner.arrive(t, to as usize)?;
+                c.step(self.inner.arrive(t, to as usize));
             }
         }
-        state.arrivals += n as u64 - 1;
-        self.inner.await_arrivals(t, state.arrivals);
-        state.colls += 1;
+        c.state.arrivals += n as u64 - 1;
+        self.inner.await_arrivals(t, c.state.arrivals);
         // Puts to other members completed before their arrival was signalled; the one
         // to this PE itself may have travelled as an AM.
-        self.inner.am.quiet()
+        c.finish(&self.inner)
+    }
+
+    /// Arms a one-shot failure of this PE's next *committed* step of `call` (one of
+    /// `"broadcast"`, `"fcollect"`, `"collect"`, `"alltoall"`, `"reduce"`, `"alloc"`):
+    /// the step fails as a board DMA could, after the other PEs committed to the call,
+    /// and so ends the job with a message naming this PE and the call. A test hook for
+    /// that path; a program has no use for it.
+    #[doc(hidden)]
+    pub fn inject_local_failure(&self, call: &str) {
+        fatal::inject(call);
+    }
+
+    /// This PE's descriptor of a call on `dest` and `source`.
+    fn describe_call<T: Pod>(
+        &self,
+        kind: Kind,
+        dest: &SymVec<T>,
+        source: &SymVec<T>,
+        nelems: usize,
+        arg: u32,
+    ) -> CallDesc {
+        let obj = |o: &SymVec<T>| ObjDesc {
+            offset: o.offset as u64,
+            len: o.len as u64,
+            place: o.place.code(),
+            foreign: o.job != self.inner.job,
+        };
+        CallDesc {
+            kind,
+            elem: size_of::<T>() as u64,
+            nelems: nelems as u64,
+            arg,
+            dest: obj(dest),
+            source: obj(source),
+            unsupported: false,
+            unencodable: false,
+        }
+    }
+
+    /// Opens a collective: flushes this PE's earlier puts, publishes `call`, passes
+    /// the team's barrier and checks every member's descriptor (see the module doc).
+    /// Returns the committed call and every member's descriptor in team order, or the
+    /// error every member returns alike.
+    fn begin<'t, T: Pod>(
+        &self,
+        team: &'t Team,
+        call: CallDesc,
+    ) -> Result<(Committed<'t>, Vec<CallDesc>)> {
+        let t = &team.inner;
+        let inner = &self.inner;
+        let mut state = self.team_state(team)?;
+        // Failures of earlier puts surface here, not in the collective's own flushes
+        // (where they would be fatal); they are returned after the call.
+        let earlier = inner.am.quiet().err();
+        let epoch = state.epoch + 1;
+        let slot = (epoch % 2) as usize;
+        publish(
+            &inner.segs.mine().control().teams[t.slot].calls[slot],
+            epoch,
+            &call,
+        );
+        inner.team_barrier(t, &mut state);
+        debug_assert_eq!(state.epoch, epoch);
+        let calls: Vec<Option<CallDesc>> = (0..t.size)
+            .map(|i| {
+                read(
+                    &inner.segs.segs[t.world(i)].control().teams[t.slot].calls[slot],
+                    epoch,
+                )
+            })
+            .collect();
+        match agree(t, &calls, std::any::type_name::<T>()) {
+            Ok(calls) => Ok((
+                Committed {
+                    me: inner.me,
+                    call: call.kind.name(),
+                    team: t,
+                    state,
+                    earlier,
+                },
+                calls,
+            )),
+            Err(e) => {
+                if let Some(earlier) = earlier {
+                    tracing::warn!(
+                        pe = inner.me,
+                        "a put before a refused {} failed: {earlier}",
+                        call.kind.name()
+                    );
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A collective past its agreement: every member has committed to moving data, so a
+/// failure from here on is this PE's alone and ends the job (`step`).
+struct Committed<'t> {
+    me: u32,
+    call: &'static str,
+    team: &'t TeamInner,
+    state: MutexGuard<'t, TeamState>,
+    /// The failure of a put issued before the call, returned after it.
+    earlier: Option<Error>,
+}
+
+impl Committed<'_> {
+    /// `r`'s value; an error ends the job (the other members wait for this PE).
+    fn step<T>(&self, r: Result<T>) -> T {
+        fatal::committed(self.me, self.call, r)
+    }
+
+    /// Completes this PE's part: flushes its AM transfers (the copy to itself may be
+    /// one); returns the failure of an earlier put, if any.
+    fn finish(mut self, inner: &Inner) -> Result<()> {
+        self.step(inner.am.quiet());
+        match self.earlier.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 }
 
@@ -343,5 +479,599 @@ impl Inner {
                 self.am.pump_replies()
             },
         );
+    }
+}
+
+// ---------------------------------------------------------------- call descriptors
+
+/// The kinds of collective, as written in descriptors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Broadcast = 1,
+    Fcollect = 2,
+    Collect = 3,
+    Alltoall = 4,
+    Reduce = 5,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Broadcast => "broadcast",
+            Kind::Fcollect => "fcollect",
+            Kind::Collect => "collect",
+            Kind::Alltoall => "alltoall",
+            Kind::Reduce => "reduce",
+        }
+    }
+
+    fn from_code(code: u64) -> Option<Kind> {
+        [
+            Kind::Broadcast,
+            Kind::Fcollect,
+            Kind::Collect,
+            Kind::Alltoall,
+            Kind::Reduce,
+        ]
+        .into_iter()
+        .find(|k| *k as u64 == code)
+    }
+}
+
+/// A symmetric object as a descriptor names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ObjDesc {
+    /// Byte offset in its heap.
+    offset: u64,
+    /// Length in elements.
+    len: u64,
+    /// `Place::code`.
+    place: u64,
+    /// The object belongs to another handle (its other fields mean nothing).
+    foreign: bool,
+}
+
+/// What one member says about its collective call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CallDesc {
+    kind: Kind,
+    /// Element size in bytes.
+    elem: u64,
+    /// Element count (`nelems`, `nreduce`).
+    nelems: u64,
+    /// The broadcast root or the reduction operator (`op_code`); 0 otherwise.
+    arg: u32,
+    dest: ObjDesc,
+    source: ObjDesc,
+    /// The reduction operator is not defined on the element type.
+    unsupported: bool,
+    /// The element size or a place does not fit its field of the encoding (a type of
+    /// 2^48 bytes or more, a board numbered 65535 or more).
+    unencodable: bool,
+}
+
+/// Words of a descriptor after its tag: with the tag, one cache line, so that reading
+/// a member's descriptor costs one transfer.
+const FIELDS: usize = CALL_WORDS - 1;
+
+/// Bits of the element size and of a place code in the encoding.
+const ELEM_BITS: u32 = 48;
+const PLACE_BITS: u32 = 16;
+
+impl CallDesc {
+    /// Seven words: kind | flags << 8 | elem << 16; nelems; arg | dest place << 32 |
+    /// source place << 48; dest offset, dest len, source offset, source len.
+    fn encode(&self) -> [u64; FIELDS] {
+        let fits = self.elem < 1 << ELEM_BITS
+            && self.dest.place < 1 << PLACE_BITS
+            && self.source.place < 1 << PLACE_BITS;
+        let flags = u64::from(self.dest.foreign)
+            | u64::from(self.source.foreign) << 1
+            | u64::from(self.unsupported) << 2
+            | u64::from(self.unencodable || !fits) << 3;
+        let field = |v: u64, bits: u32| if fits { v & ((1 << bits) - 1) } else { 0 };
+        [
+            self.kind as u64 | flags << 8 | field(self.elem, ELEM_BITS) << 16,
+            self.nelems,
+            u64::from(self.arg)
+                | field(self.dest.place, PLACE_BITS) << 32
+                | field(self.source.place, PLACE_BITS) << 48,
+            self.dest.offset,
+            self.dest.len,
+            self.source.offset,
+            self.source.len,
+        ]
+    }
+
+    fn decode(w: &[u64; FIELDS]) -> Option<CallDesc> {
+        let flags = (w[0] >> 8) & 0xff;
+        let place_mask = (1 << PLACE_BITS) - 1;
+        Some(CallDesc {
+            kind: Kind::from_code(w[0] & 0xff)?,
+            elem: w[0] >> 16,
+            nelems: w[1],
+            arg: w[2] as u32,
+            dest: ObjDesc {
+                offset: w[3],
+                len: w[4],
+                place: (w[2] >> 32) & place_mask,
+                foreign: flags & 1 != 0,
+            },
+            source: ObjDesc {
+                offset: w[5],
+                len: w[6],
+                place: w[2] >> 48,
+                foreign: flags & 2 != 0,
+            },
+            unsupported: flags & 4 != 0,
+            unencodable: flags & 8 != 0,
+        })
+    }
+
+    /// The arguments, for messages.
+    fn summary(&self) -> String {
+        let arg = match self.kind {
+            Kind::Broadcast => format!("root {}, ", self.arg),
+            Kind::Reduce => format!("operator {}, ", op_name(self.arg)),
+            _ => String::new(),
+        };
+        format!(
+            "{arg}{} elements of {} bytes, destination {}, source {}",
+            self.nelems,
+            self.elem,
+            self.dest.summary(),
+            self.source.summary()
+        )
+    }
+
+    /// Whether `self` and `other` must be equal for the call to go ahead: every
+    /// argument but a collect's own count.
+    fn same_call(&self, other: &CallDesc) -> bool {
+        let key = |d: &CallDesc| {
+            let nelems = if d.kind == Kind::Collect { 0 } else { d.nelems };
+            (
+                d.kind,
+                d.elem,
+                nelems,
+                d.arg,
+                d.dest,
+                d.source,
+                d.unsupported,
+            )
+        };
+        key(self) == key(other)
+    }
+}
+
+impl ObjDesc {
+    fn summary(&self) -> String {
+        let place = match self.place {
+            0 => "Cpu".to_string(),
+            b => format!("Fpga({})", b - 1),
+        };
+        format!(
+            "{place} heap offset {} ({} elements)",
+            self.offset, self.len
+        )
+    }
+
+    /// The byte range of elements `0..count` of the object (`None` on overflow, which
+    /// a count checked against the object cannot reach).
+    fn bytes(&self, count: u64, elem: u64) -> Option<(u64, u64)> {
+        let len = count.checked_mul(elem)?;
+        Some((self.offset, self.offset.checked_add(len)?))
+    }
+}
+
+/// Publishes `call` as this PE's descriptor for the call opening with barrier `epoch`.
+/// The tag (the epoch) is cleared first and written last: a reader that sees the same
+/// tag before and after reading the fields read them whole (a seqlock; by the module
+/// doc's argument no writer overlaps a reader, this only makes that checkable).
+fn publish(words: &[AtomicU64; CALL_WORDS], epoch: u64, call: &CallDesc) {
+    words[0].store(0, Ordering::Relaxed);
+    fence(Ordering::Release);
+    for (w, v) in words[1..].iter().zip(call.encode()) {
+        w.store(v, Ordering::Relaxed);
+    }
+    words[0].store(epoch, Ordering::Release);
+}
+
+/// A member's descriptor for the call opening with barrier `epoch`, or `None` if it
+/// wrote none for that call (or it could not be read whole).
+fn read(words: &[AtomicU64; CALL_WORDS], epoch: u64) -> Option<CallDesc> {
+    let before = words[0].load(Ordering::Acquire);
+    let mut fields = [0u64; FIELDS];
+    for (f, w) in fields.iter_mut().zip(&words[1..]) {
+        *f = w.load(Ordering::Relaxed);
+    }
+    fence(Ordering::Acquire);
+    let after = words[0].load(Ordering::Relaxed);
+    if before != epoch || after != epoch {
+        return None;
+    }
+    CallDesc::decode(&fields)
+}
+
+/// The verdict on a call from every member's descriptor (team order), the same on
+/// every member since it depends on nothing else but the team size and the element
+/// type's name: the descriptors, or the error every member returns. In order: a
+/// member not in this call, members in different collectives, the first member whose
+/// own arguments are bad, the first member whose arguments differ from team PE 0's,
+/// and for collect the counts of all members together.
+fn agree(t: &TeamInner, calls: &[Option<CallDesc>], ty: &'static str) -> Result<Vec<CallDesc>> {
+    let n = t.size;
+    let who = |i: usize| format!("team PE {i} (world PE {})", t.world(i as u32));
+    let mut known = Vec::with_capacity(calls.len());
+    for (i, c) in calls.iter().enumerate() {
+        match c {
+            Some(c) => known.push(*c),
+            None => {
+                let call = calls
+                    .iter()
+                    .flatten()
+                    .next()
+                    .map_or("collective", |c| c.kind.name());
+                return Err(Error::NonSymmetric(format!(
+                    "{call} on a team of {n} PEs: {} is not in this call (it is in another call on the team, such as team_sync)",
+                    who(i)
+                )));
+            }
+        }
+    }
+    let Some(first) = known.first().copied() else {
+        return Err(Error::InvalidTeam);
+    };
+    if let Some(i) = known.iter().position(|c| c.kind != first.kind) {
+        return Err(Error::NonSymmetric(format!(
+            "team PE 0 calls {} but {} calls {} on the same team",
+            first.kind.name(),
+            who(i),
+            known[i].kind.name()
+        )));
+    }
+    let verdicts: Vec<Result<()>> = known.iter().map(|c| validate(c, n, ty)).collect();
+    if let Some(i) = verdicts.iter().position(Result::is_err) {
+        let bad: Vec<usize> = (0..verdicts.len())
+            .filter(|&j| verdicts[j].is_err())
+            .collect();
+        let by = if bad.len() == verdicts.len() {
+            "every member".to_string()
+        } else {
+            let list: Vec<String> = bad.iter().map(|&j| who(j)).collect();
+            list.join(", ")
+        };
+        return Err(match verdicts.into_iter().nth(i) {
+            Some(Err(Error::InvalidArgument(why))) => {
+                Error::InvalidArgument(format!("{why} (passed by {by})"))
+            }
+            Some(Err(e)) => e,
+            _ => Error::InvalidArgument(format!("{} refused", first.kind.name())),
+        });
+    }
+    if let Some(i) = known.iter().position(|c| !c.same_call(&first)) {
+        return Err(Error::NonSymmetric(format!(
+            "{} on a team of {n} PEs: team PE 0 passes {} but {} passes {}",
+            first.kind.name(),
+            first.summary(),
+            who(i),
+            known[i].summary()
+        )));
+    }
+    if first.kind == Kind::Collect {
+        let total = known
+            .iter()
+            .try_fold(0u64, |sum, c| sum.checked_add(c.nelems))
+            .ok_or_else(|| overflow("collect: the members' element counts"))?;
+        if total > first.dest.len {
+            return Err(Error::InvalidArgument(format!(
+                "collect: {total} elements in all do not fit a destination of {}",
+                first.dest.len
+            )));
+        }
+    }
+    Ok(known)
+}
+
+/// Checks one member's call on its own: objects of this job, counts within the
+/// objects, a root in the team, a reduction defined on the type, and no overlap
+/// between destination and source beyond what the call allows.
+fn validate(c: &CallDesc, n: u32, ty: &'static str) -> Result<()> {
+    let name = c.kind.name();
+    if c.dest.foreign || c.source.foreign {
+        return Err(Error::ForeignObject);
+    }
+    if c.unencodable {
+        return Err(Error::InvalidArgument(format!(
+            "{name}: an element type of 2^{ELEM_BITS} bytes or more, or a board numbered \
+             2^{PLACE_BITS} - 1 or more, cannot take part in a collective"
+        )));
+    }
+    let n = u64::from(n);
+    // (elements of dest the call may write, elements of source it reads, whether
+    // dest and source may be the same object)
+    let (dest_count, source_count, in_place) = match c.kind {
+        Kind::Broadcast => {
+            if u64::from(c.arg) >= n {
+                return Err(Error::InvalidArgument(format!(
+                    "broadcast root {} is not in a team of {n} PEs",
+                    c.arg
+                )));
+            }
+            (c.nelems, c.nelems, true)
+        }
+        Kind::Fcollect => {
+            let total = c
+                .nelems
+                .checked_mul(n)
+                .ok_or_else(|| overflow("fcollect size"))?;
+            (total, c.nelems, false)
+        }
+        // The destination is checked against the sum of all counts in `agree`; no
+        // source may overlap any of it.
+        Kind::Collect => (c.dest.len, c.nelems, false),
+        Kind::Alltoall => {
+            let total = c
+                .nelems
+                .checked_mul(n)
+                .ok_or_else(|| overflow("alltoall size"))?;
+            (total, total, false)
+        }
+        Kind::Reduce => {
+            if c.unsupported {
+                return Err(Error::UnsupportedReduction {
+                    op: op_name(c.arg),
+                    ty,
+                });
+            }
+            (c.nelems, c.nelems, true)
+        }
+    };
+    fits(&c.dest, dest_count)?;
+    fits(&c.source, source_count)?;
+    let same = c.dest.place == c.source.place && c.dest.offset == c.source.offset;
+    if !(in_place && same) && overlap(&c.dest, dest_count, &c.source, source_count, c.elem) {
+        let allowed = if in_place {
+            "they may be the same object but must not otherwise overlap"
+        } else {
+            "they must not overlap"
+        };
+        return Err(Error::InvalidArgument(format!(
+            "{name}: destination ({}) and source ({}) overlap; {allowed}",
+            c.dest.summary(),
+            c.source.summary()
+        )));
+    }
+    Ok(())
+}
+
+/// `Ok` if elements `0..count` lie within `obj`.
+fn fits(obj: &ObjDesc, count: u64) -> Result<()> {
+    if count <= obj.len {
+        return Ok(());
+    }
+    Err(Error::OutOfBounds {
+        start: 0,
+        end: usize::try_from(count).unwrap_or(usize::MAX),
+        len: usize::try_from(obj.len).unwrap_or(usize::MAX),
+    })
+}
+
+/// Whether elements `0..a_count` of `a` and `0..b_count` of `b` share a byte.
+fn overlap(a: &ObjDesc, a_count: u64, b: &ObjDesc, b_count: u64, elem: u64) -> bool {
+    if a.place != b.place {
+        return false;
+    }
+    match (a.bytes(a_count, elem), b.bytes(b_count, elem)) {
+        (Some((a0, a1)), Some((b0, b1))) => a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1,
+        // Cannot happen for counts within their objects; refuse rather than guess.
+        _ => true,
+    }
+}
+
+/// Element index `i * nelems` of block `i`, checked.
+fn block_index(i: u32, nelems: usize) -> Result<usize> {
+    (i as usize)
+        .checked_mul(nelems)
+        .ok_or_else(|| overflow("block index"))
+}
+
+fn to_usize(v: u64) -> Result<usize> {
+    usize::try_from(v).map_err(|_| overflow("element count"))
+}
+
+fn overflow(what: &str) -> Error {
+    Error::InvalidArgument(format!("{what} overflows"))
+}
+
+const OPS: [ReduceOp; 7] = [
+    ReduceOp::Sum,
+    ReduceOp::Prod,
+    ReduceOp::Min,
+    ReduceOp::Max,
+    ReduceOp::And,
+    ReduceOp::Or,
+    ReduceOp::Xor,
+];
+
+fn op_code(op: ReduceOp) -> u32 {
+    OPS.iter().position(|&o| o == op).unwrap_or(0) as u32
+}
+
+fn op_name(code: u32) -> &'static str {
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| OPS.get(i))
+        .map_or("unknown", |op| op.name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(offset: u64, len: u64) -> ObjDesc {
+        ObjDesc {
+            offset,
+            len,
+            place: 0,
+            foreign: false,
+        }
+    }
+
+    fn call(kind: Kind, nelems: u64, arg: u32) -> CallDesc {
+        CallDesc {
+            kind,
+            elem: 8,
+            nelems,
+            arg,
+            dest: obj(0, 64),
+            source: obj(1024, 64),
+            unsupported: false,
+            unencodable: false,
+        }
+    }
+
+    /// A team of world PEs 2, 4, 6, 8 seen from world PE 4.
+    fn team() -> TeamInner {
+        TeamInner::new(1, (2, 2, 4), 4, 5, |_| 0, (0, 0))
+    }
+
+    #[test]
+    fn descriptors_survive_encoding() {
+        let mut c = call(Kind::Reduce, u64::MAX, 6);
+        c.dest = ObjDesc {
+            offset: u64::MAX - 7,
+            len: 3,
+            place: 0xffff,
+            foreign: true,
+        };
+        c.source.place = 17;
+        c.elem = (1 << ELEM_BITS) - 1;
+        c.unsupported = true;
+        assert_eq!(CallDesc::decode(&c.encode()), Some(c));
+        // What does not fit its field is flagged (and refused), never truncated.
+        for big in [
+            |c: &mut CallDesc| c.elem = 1 << ELEM_BITS,
+            |c: &mut CallDesc| c.source.place = 1 << PLACE_BITS,
+        ] {
+            let mut c = call(Kind::Broadcast, 4, 0);
+            big(&mut c);
+            let back = CallDesc::decode(&c.encode()).expect("a known kind");
+            assert!(back.unencodable);
+            assert!(matches!(
+                validate(&back, 4, "T"),
+                Err(Error::InvalidArgument(_))
+            ));
+        }
+        // An unknown kind is no descriptor.
+        let mut words = call(Kind::Fcollect, 1, 0).encode();
+        words[0] = (words[0] & !0xff) | 9;
+        assert_eq!(CallDesc::decode(&words), None);
+    }
+
+    #[test]
+    fn every_member_reaches_the_same_verdict() {
+        let t = team();
+        let good = call(Kind::Broadcast, 8, 1);
+        let all = vec![Some(good); 4];
+        assert_eq!(agree(&t, &all, "u64").map(|v| v.len()).ok(), Some(4));
+        // A bad root on team PE 2 alone: an error naming it.
+        let mut one = all.clone();
+        one[2] = Some(call(Kind::Broadcast, 8, 4));
+        let e = agree(&t, &one, "u64").unwrap_err().to_string();
+        assert!(
+            e.contains("root 4 is not in a team of 4 PEs")
+                && e.contains("(passed by team PE 2 (world PE 6))"),
+            "{e}"
+        );
+        // A valid but different root: non-symmetric, naming the member.
+        let mut other = all.clone();
+        other[3] = Some(call(Kind::Broadcast, 8, 0));
+        let e = agree(&t, &other, "u64").unwrap_err();
+        assert!(
+            matches!(&e, Error::NonSymmetric(m) if m.contains("team PE 3 (world PE 8) passes root 0")),
+            "{e}"
+        );
+        // A member without a descriptor for this call.
+        let mut missing = all.clone();
+        missing[1] = None;
+        let e = agree(&t, &missing, "u64").unwrap_err();
+        assert!(
+            matches!(&e, Error::NonSymmetric(m) if m.contains("team PE 1 (world PE 4) is not in this call")),
+            "{e}"
+        );
+        // Another collective.
+        let mut kind = all;
+        kind[0] = Some(call(Kind::Alltoall, 8, 0));
+        assert!(matches!(
+            agree(&t, &kind, "u64"),
+            Err(Error::NonSymmetric(_))
+        ));
+    }
+
+    #[test]
+    fn collect_counts_may_differ_but_must_fit_together() {
+        let t = team();
+        let counts = |c: [u64; 4]| -> Vec<Option<CallDesc>> {
+            c.iter().map(|&n| Some(call(Kind::Collect, n, 0))).collect()
+        };
+        assert!(agree(&t, &counts([10, 20, 30, 4]), "u64").is_ok());
+        assert!(matches!(
+            agree(&t, &counts([10, 20, 30, 5]), "u64"),
+            Err(Error::InvalidArgument(m)) if m.contains("65 elements in all")
+        ));
+        assert!(matches!(
+            agree(&t, &counts([u64::MAX, 1, 0, 0]), "u64"),
+            Err(Error::OutOfBounds { .. })
+        ));
+    }
+
+    #[test]
+    fn sizes_overlaps_and_operators_are_checked() {
+        let n = 4;
+        let mut c = call(Kind::Fcollect, u64::MAX / 2, 0);
+        assert!(
+            matches!(validate(&c, n, "u64"), Err(Error::InvalidArgument(m)) if m.contains("overflows"))
+        );
+        c.nelems = 17; // 68 > 64
+        assert!(matches!(
+            validate(&c, n, "u64"),
+            Err(Error::OutOfBounds {
+                end: 68,
+                len: 64,
+                ..
+            })
+        ));
+        c.nelems = 16;
+        assert!(validate(&c, n, "u64").is_ok());
+        // Overlap: the source inside the bytes the call writes ...
+        c.source = obj(8 * 60, 4);
+        c.nelems = 4;
+        assert!(validate(&c, n, "u64").is_ok(), "past them: no overlap");
+        c.source = obj(8 * 15, 4);
+        c.nelems = 4;
+        assert!(
+            matches!(validate(&c, n, "u64"), Err(Error::InvalidArgument(m)) if m.contains("overlap"))
+        );
+        // ... on another place, no overlap.
+        c.source.place = 1;
+        assert!(validate(&c, n, "u64").is_ok());
+        // In place: allowed for reduce and broadcast, partial overlap never.
+        let mut r = call(Kind::Reduce, 8, op_code(ReduceOp::Sum));
+        r.source = r.dest;
+        assert!(validate(&r, n, "u64").is_ok());
+        r.source.offset = 8;
+        assert!(
+            matches!(validate(&r, n, "u64"), Err(Error::InvalidArgument(m)) if m.contains("must not otherwise overlap"))
+        );
+        r.source = obj(1024, 64);
+        r.unsupported = true;
+        r.arg = op_code(ReduceOp::Xor);
+        assert!(matches!(
+            validate(&r, n, "f64"),
+            Err(Error::UnsupportedReduction {
+                op: "xor",
+                ty: "f64"
+            })
+        ));
     }
 }

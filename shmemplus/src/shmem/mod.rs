@@ -125,6 +125,8 @@ const STAGE_BYTES: usize = 1 << 20;
 /// Kinds of collective call, as written in the symmetry records.
 const COLL_ALLOC: u64 = 1;
 const COLL_FREE: u64 = 2;
+/// The size word of an allocation whose byte size overflows.
+const OVERFLOWING_SIZE: u64 = u64::MAX;
 
 /// State of the collective calls of this PE (one collective at a time per PE).
 struct Collectives {
@@ -799,7 +801,7 @@ impl Shmem {
         };
         let (size_word, len_word) = match &bytes {
             Ok(b) => (*b as u64, 0),
-            Err(_) => (u64::MAX, len as u64),
+            Err(_) => (OVERFLOWING_SIZE, len as u64),
         };
         self.symmetric_check(
             &mut coll,
@@ -812,8 +814,8 @@ impl Shmem {
                 len_word,
             ],
         )?;
-        let slot = slot?;
         let bytes = bytes?;
+        let slot = slot?;
         let heap = &mut coll.heaps[slot];
         let offset = heap.alloc.alloc(bytes, align).map_err(|e| match place {
             Place::Cpu => Error::HeapExhausted {
@@ -834,9 +836,14 @@ impl Shmem {
         let end = offset.saturating_add(bytes);
         let reused_end = end.min(heap.high_water);
         heap.high_water = heap.high_water.max(end);
-        if reused_end > offset {
-            self.zero(place, offset, reused_end - offset)?;
-        }
+        let zeroed = if reused_end > offset {
+            self.zero(place, offset, reused_end - offset)
+        } else {
+            Ok(())
+        };
+        // Every PE is committed to the closing barrier now: a failure here is this
+        // PE's alone and must not leave the others waiting in it.
+        crate::fatal::committed(inner.me, "alloc", zeroed);
         self.barrier_locked(&mut coll);
         tracing::debug!(pe = inner.me, offset, bytes, "symmetric alloc");
         Ok(SymVec {
@@ -856,7 +863,9 @@ impl Shmem {
         if obj.job != inner.job {
             return Err(Error::ForeignObject);
         }
-        self.quiet()?;
+        // A failed earlier put is reported after the collective part, which the other
+        // PEs wait for.
+        let completed = self.quiet();
         let mut coll = self.coll();
         // `alloc` checked this product; an object cannot hold more than the heap.
         let bytes = obj.len.saturating_mul(size_of::<T>());
@@ -875,7 +884,7 @@ impl Shmem {
         if !coll.heaps[slot].alloc.free(obj.offset) {
             return Err(Error::ForeignObject);
         }
-        Ok(())
+        completed
     }
 
     /// The index of `place`'s heap in `Collectives::heaps`, or why the place does not
@@ -1907,10 +1916,12 @@ impl Inner {
     }
 
     fn barrier_all(&self) -> Result<()> {
-        self.quiet()?;
+        // A failed put is reported after the barrier: returning before it would leave
+        // every other PE waiting in it.
+        let completed = self.quiet();
         let _coll = self.coll.lock().unwrap_or_else(|e| e.into_inner());
         self.world_barrier();
-        Ok(())
+        completed
     }
 
     /// A barrier of the world team (no quiet).
@@ -2043,7 +2054,7 @@ fn overflowing_range(offset: usize, index: usize, count: usize, elem: usize) -> 
 
 fn describe(words: &[u64]) -> String {
     match words[0] {
-        COLL_ALLOC if words[1] == u64::MAX => format!(
+        COLL_ALLOC if words[1] == OVERFLOWING_SIZE => format!(
             "allocates {} elements, whose size overflows, on {}",
             words[5],
             place_name(words[3])

@@ -1,9 +1,10 @@
 //! The handle's team calls: the world and shared teams, `team_split_strided`,
 //! `team_split_2d`, `team_destroy`, `team_sync` and `barrier`.
 //!
-//! This module owns how the members of a parent team agree on a slot for a new team
-//! (each publishes its free slots and highest barrier epoch in the parent's scratch
-//! words, then all combine the same values) and the checks on team arguments. It must
+//! This module owns how the members of a parent team agree on a split (each publishes
+//! the call it makes, its free slots and highest barrier epoch in the parent's scratch
+//! words, all combine the same values, then each claims the chosen slots; see
+//! `Shmem::split`) and the checks on team arguments. It must
 //! not implement the barrier protocol (`team`) or move user data (`collectives`).
 
 use super::{Inner, Shmem};
@@ -59,8 +60,11 @@ impl Shmem {
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
     pub fn barrier(&self, team: &Team) -> Result<()> {
-        self.quiet()?;
-        self.team_sync(team)
+        // A failed earlier put is reported after the synchronisation, which the other
+        // members wait for.
+        let completed = self.quiet();
+        self.team_sync(team)?;
+        completed
     }
 
     /// Splits `parent` (collective over it): the new team has the parent's PEs
@@ -170,7 +174,8 @@ impl Shmem {
                 "the world and shared teams cannot be destroyed".into(),
             ));
         }
-        self.quiet()?;
+        // As in `barrier`: the synchronisation first, a failed earlier put after it.
+        let completed = self.quiet();
         let mut state = self.team_state(&team)?;
         self.inner.team_barrier(&team.inner, &mut state);
         state.destroyed = true;
@@ -179,7 +184,7 @@ impl Shmem {
             .team_slots
             .lock()
             .unwrap_or_else(|e| e.into_inner()) &= !(1u64 << team.inner.slot);
-        Ok(())
+        completed
     }
 
     /// The split protocol: every parent member calls it with the call it makes and
