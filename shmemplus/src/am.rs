@@ -13,8 +13,9 @@
 //! ring are served in order, so AMs from one PE to another are delivered in order.
 //!
 //! This module owns the transport of AMs and the built-in handlers for RMA on the CPU
-//! heap (put, get, flush) and echo. It must not decide *which* conduit a transfer uses
-//! (that is `rma`) nor wait by itself in ways other than `sync::WaitPolicy`.
+//! heap (put, get, flush) and echo, and the validation of every record it reads. It
+//! must not decide *which* conduit a transfer uses (the RMA calls of `shmem` do) nor
+//! wait by itself in ways other than `sync::WaitPolicy`.
 
 use crate::error::Error;
 use crate::segment::{JobSegments, RingHeader};

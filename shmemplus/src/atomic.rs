@@ -9,6 +9,7 @@
 
 use crate::am::{AmEngine, Handler, Incoming, H_ATOMIC};
 use crate::fpga::Boards;
+use crate::Place;
 use bytemuck::Pod;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -258,11 +259,13 @@ pub(crate) fn register_handler(am: &AmEngine, boards: Arc<Boards>) {
                 Ok(_) => Err(format!("misaligned atomic at heap offset {offset}")),
                 Err(why) => Err(why),
             },
-            // place >= 1 here; a board number past u32 is refused, never truncated.
-            Some(op) => match u32::try_from(place - 1) {
-                Ok(board) => apply_on_board(&boards, board, offset, width, op, operand, cond)
-                    .map_err(|e| e.to_string()),
-                Err(_) => Err(format!("no board {}", place - 1)),
+            // A board number past u32 is refused, never truncated.
+            Some(op) => match Place::from_wire(place) {
+                Some(Place::Fpga(board)) => {
+                    apply_on_board(&boards, board, offset, width, op, operand, cond)
+                        .map_err(|e| e.to_string())
+                }
+                _ => Err(Place::wire_name(place)),
             },
         };
         match result {

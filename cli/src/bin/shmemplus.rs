@@ -1,6 +1,8 @@
-//! `shmemplus`: the tool. Today: `bench` (put/get, barrier, AM and contention
-//! microbenchmarks) and `info` (a cluster profile and its modeled hop costs).
-//! Later issues add `model`, `tune` and `info`.
+//! `shmemplus`: the tool. `bench` (put/get, barrier, AM, contention, atomics and
+//! collectives microbenchmarks), `info` (a cluster profile and its modeled hop costs),
+//! `model` (the multilevel communication model's equations) and `tune` (the
+//! self-tuning pass and its cache). `bench-pe` and `tune-pe` are the PE programs those
+//! commands launch; they are not meant to be run by hand.
 
 use clap::{Parser, Subcommand};
 use shmemplus_cli::bench::{self, BenchOptions};

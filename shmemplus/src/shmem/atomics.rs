@@ -719,13 +719,10 @@ impl Inner {
                 Ok(old)
             }
             (place, _) => {
-                let code = match place {
-                    Place::Cpu => 0,
-                    Place::Fpga(b) => {
-                        self.boards.board(b)?;
-                        1 + u64::from(b)
-                    }
-                };
+                if let Place::Fpga(b) = place {
+                    self.boards.board(b)?;
+                }
+                let code = place.to_wire();
                 let args = crate::atomic::am_args(offset, code, op, width, operand);
                 let payload = cond.to_le_bytes();
                 if fetching {

@@ -65,7 +65,7 @@
 //! implement the barrier (`team`) or the transfers themselves (the RMA calls of
 //! `shmem`).
 
-use super::{Inner, Shmem, SymVec};
+use super::{Inner, Place, Shmem, SymVec};
 use crate::error::{Error, Result};
 use crate::fatal;
 use crate::reduce::{ReduceOp, Reducible};
@@ -348,7 +348,7 @@ impl Shmem {
         let obj = |o: &SymVec<T>| ObjDesc {
             offset: o.offset as u64,
             len: o.len as u64,
-            place: o.place.code(),
+            place: o.place.to_wire(),
             foreign: o.job != self.inner.job,
         };
         CallDesc {
@@ -645,10 +645,7 @@ impl CallDesc {
 
 impl ObjDesc {
     fn summary(&self) -> String {
-        let place = match self.place {
-            0 => "Cpu".to_string(),
-            b => format!("Fpga({})", b - 1),
-        };
+        let place = Place::wire_name(self.place);
         format!(
             "{place} heap offset {} ({} elements)",
             self.offset, self.len

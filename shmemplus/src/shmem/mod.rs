@@ -62,11 +62,71 @@ impl fmt::Display for Place {
 }
 
 impl Place {
-    fn code(self) -> u64 {
+    /// The place as one word, as control blocks (symmetry records, collective call
+    /// descriptors) and active-message arguments carry it: 0 is the CPU, `b + 1` is
+    /// board `b`. [`Place::from_wire`] is its inverse; no other code encodes a place.
+    pub(crate) fn to_wire(self) -> u64 {
         match self {
             Place::Cpu => 0,
             Place::Fpga(b) => 1 + u64::from(b),
         }
+    }
+
+    /// The place a word written by [`Place::to_wire`] names, or `None` for a word no
+    /// place encodes to (a board number past `u32`): a word read from another process
+    /// is refused, never truncated onto another board.
+    pub(crate) fn from_wire(word: u64) -> Option<Place> {
+        match word {
+            0 => Some(Place::Cpu),
+            w => u32::try_from(w - 1).ok().map(Place::Fpga),
+        }
+    }
+
+    /// How a place word reads in a message, also when it names no place.
+    pub(crate) fn wire_name(word: u64) -> String {
+        match Place::from_wire(word) {
+            Some(place) => place.to_string(),
+            None => format!("unknown place word {word}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod place_tests {
+    use super::Place;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn every_place_comes_back_from_its_word(board in any::<u32>()) {
+            for place in [Place::Cpu, Place::Fpga(board)] {
+                prop_assert_eq!(Place::from_wire(place.to_wire()), Some(place));
+            }
+        }
+
+        #[test]
+        fn a_word_names_a_place_exactly_when_one_encodes_to_it(word in any::<u64>()) {
+            match Place::from_wire(word) {
+                Some(place) => prop_assert_eq!(place.to_wire(), word),
+                None => prop_assert!(word > u64::from(u32::MAX) + 1),
+            }
+        }
+    }
+
+    #[test]
+    fn the_edges_of_the_encoding() {
+        assert_eq!(Place::Cpu.to_wire(), 0);
+        assert_eq!(Place::Fpga(0).to_wire(), 1);
+        assert_eq!(
+            Place::from_wire(u64::from(u32::MAX) + 1),
+            Some(Place::Fpga(u32::MAX))
+        );
+        assert_eq!(Place::from_wire(u64::from(u32::MAX) + 2), None);
+        assert_eq!(Place::wire_name(2), "Fpga(1)");
+        assert_eq!(
+            Place::wire_name(u64::MAX),
+            format!("unknown place word {}", u64::MAX)
+        );
     }
 }
 
@@ -809,7 +869,7 @@ impl Shmem {
                 COLL_ALLOC,
                 size_word,
                 align as u64,
-                place.code(),
+                place.to_wire(),
                 planned,
                 len_word,
             ],
@@ -875,7 +935,7 @@ impl Shmem {
                 COLL_FREE,
                 obj.offset as u64,
                 bytes as u64,
-                obj.place.code(),
+                obj.place.to_wire(),
                 0,
                 0,
             ],
@@ -2057,13 +2117,13 @@ fn describe(words: &[u64]) -> String {
         COLL_ALLOC if words[1] == OVERFLOWING_SIZE => format!(
             "allocates {} elements, whose size overflows, on {}",
             words[5],
-            place_name(words[3])
+            Place::wire_name(words[3])
         ),
         COLL_ALLOC => format!(
             "allocates {} bytes (alignment {}) on {}",
             words[1],
             words[2],
-            place_name(words[3])
+            Place::wire_name(words[3])
         ),
         COLL_FREE => format!(
             "frees the object at heap offset {} ({} bytes)",
@@ -2071,12 +2131,5 @@ fn describe(words: &[u64]) -> String {
         ),
         0 => "has not made this collective call".to_string(),
         k => format!("makes collective call of kind {k}"),
-    }
-}
-
-fn place_name(code: u64) -> String {
-    match code {
-        0 => "Cpu".into(),
-        b => format!("Fpga({})", b - 1),
     }
 }
