@@ -24,6 +24,18 @@ pub enum ReduceOp {
 }
 
 impl ReduceOp {
+    /// Every operator, in declaration order (the order of their codes in collective
+    /// call descriptors).
+    pub const ALL: [ReduceOp; 7] = [
+        ReduceOp::Sum,
+        ReduceOp::Prod,
+        ReduceOp::Min,
+        ReduceOp::Max,
+        ReduceOp::And,
+        ReduceOp::Or,
+        ReduceOp::Xor,
+    ];
+
     /// The operator's name, as in OpenSHMEM's routine names.
     pub fn name(self) -> &'static str {
         match self {

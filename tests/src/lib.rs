@@ -87,3 +87,17 @@ pub fn dump(report: &JobReport) -> String {
     }
     s
 }
+
+/// splitmix64: a well-mixed function of `x` (the PE programs derive their data from it,
+/// so that every PE can recompute what any other PE wrote).
+pub fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A hash of several words, built on [`mix`].
+pub fn hash(parts: &[u64]) -> u64 {
+    parts.iter().fold(0x5eed, |h, &p| mix(h ^ p))
+}

@@ -880,24 +880,14 @@ fn overflow(what: &str) -> Error {
     Error::InvalidArgument(format!("{what} overflows"))
 }
 
-const OPS: [ReduceOp; 7] = [
-    ReduceOp::Sum,
-    ReduceOp::Prod,
-    ReduceOp::Min,
-    ReduceOp::Max,
-    ReduceOp::And,
-    ReduceOp::Or,
-    ReduceOp::Xor,
-];
-
 fn op_code(op: ReduceOp) -> u32 {
-    OPS.iter().position(|&o| o == op).unwrap_or(0) as u32
+    ReduceOp::ALL.iter().position(|&o| o == op).unwrap_or(0) as u32
 }
 
 fn op_name(code: u32) -> &'static str {
     usize::try_from(code)
         .ok()
-        .and_then(|i| OPS.get(i))
+        .and_then(|i| ReduceOp::ALL.get(i))
         .map_or("unknown", |op| op.name())
 }
 

@@ -32,6 +32,7 @@
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use shmemplus::{Error, Place, ReduceOp, Shmem, SymVec, Team};
+use shmemplus_tests::hash;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -114,19 +115,6 @@ impl Opts {
         }
         Ok(opts)
     }
-}
-
-/// splitmix64: a well-mixed function of `x`.
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A hash of several words: the data and plans every PE can recompute.
-fn hash(parts: &[u64]) -> u64 {
-    parts.iter().fold(0x50a4, |h, &p| mix(h ^ p))
 }
 
 /// Salts of the generators, one per use.

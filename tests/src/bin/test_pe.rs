@@ -4,6 +4,7 @@
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use shmemplus::{AtomicInt, Cmp, Error, Place, ReduceOp, Shmem, SignalOp, SymVec, Team};
+use shmemplus_tests::{hash, mix};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -911,19 +912,6 @@ fn need_boards(shmem: &Shmem, place: Place) -> Result<(), String> {
     }
 }
 
-/// splitmix64: a well-mixed function of `x`.
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A hash of several words, so that every PE can recompute any PE's data.
-fn hash(parts: &[u64]) -> u64 {
-    parts.iter().fold(0x5eed, |h, &p| mix(h ^ p))
-}
-
 // ------------------------------------------------------------------- atomics
 
 /// Every atomic operation of the API (compare-swap twice: one that matches, one not).
@@ -1710,16 +1698,6 @@ impl Elem for f64 {
     }
 }
 
-const REDUCE_OPS: [ReduceOp; 7] = [
-    ReduceOp::Sum,
-    ReduceOp::Prod,
-    ReduceOp::Min,
-    ReduceOp::Max,
-    ReduceOp::And,
-    ReduceOp::Or,
-    ReduceOp::Xor,
-];
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CollKind {
     Broadcast,
@@ -1823,7 +1801,7 @@ fn coll_round<T: Elem>(
     let dst = if in_place { src } else { &b.dst[r.dst_place] };
     let cap = src.len();
     let root = r.root_raw % m as u32;
-    let ops: Vec<ReduceOp> = REDUCE_OPS.into_iter().filter(|&o| T::has(o)).collect();
+    let ops: Vec<ReduceOp> = ReduceOp::ALL.into_iter().filter(|&o| T::has(o)).collect();
     let op = ops[r.op_pick % ops.len()];
     let (src_fill, out) = match r.kind {
         CollKind::Broadcast | CollKind::Reduce => (nelems, nelems),
@@ -1997,7 +1975,7 @@ fn collectives(
             src_place: rng.random_range(0..places.len()),
             dst_place: rng.random_range(0..places.len()),
             in_place: rng.random_bool(0.4),
-            op_pick: rng.random_range(0..REDUCE_OPS.len()),
+            op_pick: rng.random_range(0..ReduceOp::ALL.len()),
         };
         let (name, Some(team)) = (teams[r.team].0, &teams[r.team].1) else {
             continue;
