@@ -22,7 +22,14 @@ use shmemplus_runtime::{
 /// Start PROGRAM as an SPMD job of N PEs and supervise it: if any PE fails, the whole job
 /// is ended. Logs go to stderr, filtered by RUST_LOG (default: warn).
 #[derive(Debug, Parser)]
-#[command(name = "shmemrun", version)]
+#[command(
+    name = "shmemrun",
+    version,
+    after_help = "Exit status: 0 when every PE exited 0; 2 usage error; 78 bad configuration \
+variable (nothing started); 127 program not found; 126 not executable; 124 --timeout; \
+otherwise the first failing PE's code (70: it ended the job itself; 101: it panicked) \
+or 128 + the signal that killed it; 128 + N when shmemrun itself got signal N."
+)]
 struct Cli {
     /// Number of PEs (default with --profile: the profile's nodes x PEs per node).
     #[arg(short = 'n', long = "np", value_name = "N")]
