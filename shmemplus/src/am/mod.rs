@@ -18,6 +18,7 @@
 //! wait by itself in ways other than `sync::WaitPolicy`.
 
 mod handlers;
+mod pending;
 mod record;
 mod ring;
 
@@ -30,9 +31,9 @@ use crate::error::Error;
 use crate::segment::JobSegments;
 use crate::sync::{notify, Poll, WaitPolicy};
 use handlers::{handle_echo, handle_flush, handle_get, handle_put};
+use pending::{Applied, PendingTable, ReplyTo};
 use record::{RingRole, F_ERROR, F_LAST, F_REPLY, HDR};
 use ring::{RawBytes, Ring};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
@@ -55,15 +56,6 @@ pub type Handler = Arc<dyn Fn(&AmEngine, Incoming<'_>) + Send + Sync>;
 /// shmemplus operations.
 pub type UserHandler = dyn Fn(u32, &[u8]) -> Result<Vec<u8>, String> + Send + Sync;
 
-/// An operation waiting for its reply.
-struct Pending {
-    /// Where GET data lands (address, length), or none for replies kept in `data`.
-    dst: Option<(usize, usize)>,
-    data: Mutex<Vec<u8>>,
-    error: Mutex<Option<String>>,
-    done: AtomicBool,
-}
-
 /// Everything of the AM layer one PE owns.
 pub struct AmEngine {
     segs: Arc<JobSegments>,
@@ -72,8 +64,7 @@ pub struct AmEngine {
     request_locks: Vec<Mutex<()>>,
     reply_locks: Vec<Mutex<()>>,
     reply_pump: Mutex<()>,
-    pending: Mutex<HashMap<u64, Arc<Pending>>>,
-    next_token: AtomicU64,
+    pending: PendingTable,
     handlers: Vec<OnceLock<Handler>>,
     /// Per target: requests posted to it without a reply (puts, non-fetching atomics),
     /// counted under the ring's producer lock right after each push.
@@ -99,8 +90,7 @@ impl AmEngine {
             request_locks: (0..n).map(|_| Mutex::new(())).collect(),
             reply_locks: (0..n).map(|_| Mutex::new(())).collect(),
             reply_pump: Mutex::new(()),
-            pending: Mutex::new(HashMap::new()),
-            next_token: AtomicU64::new(1),
+            pending: PendingTable::new(),
             handlers: (0..(USER_BASE + USER_HANDLERS))
                 .map(|_| OnceLock::new())
                 .collect(),
@@ -245,39 +235,18 @@ impl AmEngine {
         posted
     }
 
-    fn new_pending(&self, dst: Option<(usize, usize)>) -> (u64, Arc<Pending>) {
-        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
-        let p = Arc::new(Pending {
-            dst,
-            data: Mutex::new(Vec::new()),
-            error: Mutex::new(None),
-            done: AtomicBool::new(false),
-        });
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(token, p.clone());
-        (token, p)
-    }
-
-    /// Waits for a pending operation, then removes it and returns its reply payload.
-    fn finish(&self, to: usize, token: u64, p: &Pending) -> Result<Vec<u8>, Error> {
+    /// Waits for the operation `token` to complete, then removes it and returns its
+    /// kept reply (empty for a reply written into the waiter's buffer).
+    fn finish(&self, to: usize, token: u64) -> Result<Vec<u8>, Error> {
         let signal = &self.segs.mine().control().user_signal;
         self.policy.wait_until(
             signal,
-            || p.done.load(Ordering::Acquire),
+            || self.pending.is_done(token),
             || self.pump_replies(),
         );
         self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&token);
-        if let Some(why) = p.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            return Err(Error::AmFailed { pe: to as u32, why });
-        }
-        Ok(std::mem::take(
-            &mut *p.data.lock().unwrap_or_else(|e| e.into_inner()),
-        ))
+            .finish(token)
+            .map_err(|why| Error::AmFailed { pe: to as u32, why })
     }
 
     /// Sends a request to user handler `id` on PE `to` and waits for its reply.
@@ -289,28 +258,35 @@ impl AmEngine {
                 self.max_payload()
             )));
         }
-        let (token, p) = self.new_pending(None);
+        let token = self.pending.start(ReplyTo::Kept)?;
         self.send(
             to,
             false,
             AmHeader::request(handler, token, [0; 4]),
             payload,
         );
-        self.finish(to, token, &p)
+        self.finish(to, token)
     }
 
-    /// Sends a request with `args` to built-in `handler` on PE `to` and waits for the
-    /// reply payload.
-    pub(crate) fn call(
+    /// Sends a request with `args` to built-in `handler` on PE `to` and waits for its
+    /// reply of exactly one little-endian word, which the pump writes straight into
+    /// this call's stack (no allocation): the fetching atomics' round trip.
+    pub(crate) fn call_word(
         &self,
         to: usize,
         handler: u16,
         args: [u64; 4],
         payload: &[u8],
-    ) -> Result<Vec<u8>, Error> {
-        let (token, p) = self.new_pending(None);
+    ) -> Result<u64, Error> {
+        let mut word = [0u8; 8];
+        let token = self.pending.start(ReplyTo::Buffer {
+            addr: word.as_mut_ptr() as usize,
+            len: word.len(),
+        })?;
         self.send(to, false, AmHeader::request(handler, token, args), payload);
-        self.finish(to, token, &p)
+        // `word` stays untouched here until `finish` has seen the last reply record.
+        self.finish(to, token)?;
+        Ok(u64::from_le_bytes(word))
     }
 
     /// Sends a request with `args` to built-in `handler` on PE `to` without waiting:
@@ -351,12 +327,15 @@ impl AmEngine {
         offset: usize,
         dst: &mut [u8],
     ) -> Result<(), Error> {
-        let (token, p) = self.new_pending(Some((dst.as_mut_ptr() as usize, dst.len())));
+        let token = self.pending.start(ReplyTo::Buffer {
+            addr: dst.as_mut_ptr() as usize,
+            len: dst.len(),
+        })?;
         let h = AmHeader::request(handler, token, [offset as u64, dst.len() as u64, place, 0]);
         self.send(to, false, h, &[]);
         // `dst` stays borrowed (and untouched by us) until `finish` has seen the last
         // reply, so the pump's writes into it cannot race with the caller.
-        self.finish(to, token, &p).map(|_| ())
+        self.finish(to, token).map(|_| ())
     }
 
     /// Completes every request this PE posted before the call (puts, non-fetching
@@ -382,25 +361,36 @@ impl AmEngine {
             return Ok(());
         }
         let mut waits = Vec::new();
+        let mut first_err = None;
         for to in 0..self.n() {
             let posted = self.posted[to].load(Ordering::Acquire);
             if self.flushed[to].load(Ordering::Acquire) >= posted {
                 continue;
             }
-            let (token, p) = self.new_pending(None);
+            // Without a flush nothing proves these posts applied: report, and leave
+            // `flushed[to]` (and the totals) where they are, so the next quiet retries.
+            let token = match self.pending.start(ReplyTo::Kept) {
+                Ok(token) => token,
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                    continue;
+                }
+            };
             let covers = self.send(to, false, AmHeader::request(H_FLUSH, token, [0; 4]), &[]);
-            waits.push((to, token, p, covers));
+            waits.push((to, token, covers));
         }
-        let mut first_err = None;
-        for (to, token, p, covers) in waits {
-            let outcome = self.finish(to, token, &p);
+        let all_flushed = first_err.is_none();
+        for (to, token, covers) in waits {
+            let outcome = self.finish(to, token);
             // Applied (or failed and now reported): either way these posts are done.
             self.flushed[to].fetch_max(covers, Ordering::AcqRel);
             if let Err(e) = outcome {
                 first_err.get_or_insert(e);
             }
         }
-        self.covered_total.fetch_max(total, Ordering::AcqRel);
+        if all_flushed {
+            self.covered_total.fetch_max(total, Ordering::AcqRel);
+        }
         first_err.map_or(Ok(()), Err)
     }
 
@@ -512,51 +502,18 @@ impl AmEngine {
 
     /// Applies one reply record; returns whether it completed its operation.
     fn complete(&self, h: &AmHeader, payload: &[u8]) -> bool {
-        let p = {
-            let table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            match table.get(&h.token) {
-                Some(p) => p.clone(),
-                None => {
-                    tracing::warn!(token = h.token, "reply for an unknown operation dropped");
-                    return false;
-                }
-            }
-        };
-        if h.flags & F_ERROR != 0 {
-            *p.error.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some(String::from_utf8_lossy(payload).into_owned());
-        } else {
-            let at = h.args[0] as usize;
-            match p.dst {
-                Some((addr, len)) => {
-                    if at.checked_add(payload.len()).is_some_and(|end| end <= len) {
-                        // SAFETY: `addr..addr+len` is the caller's `&mut [u8]` in
-                        // `get`, kept borrowed and untouched until `done` is set below;
-                        // the range was bounds-checked just above.
-                        unsafe {
-                            crate::copy::copy_bytes(
-                                payload.as_ptr(),
-                                (addr as *mut u8).add(at),
-                                payload.len(),
-                            )
-                        }
-                    } else {
-                        *p.error.lock().unwrap_or_else(|e| e.into_inner()) =
-                            Some("reply larger than the destination".into());
-                    }
-                }
-                None => p
-                    .data
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend_from_slice(payload),
-            }
+        let applied = self.pending.apply(
+            h.token,
+            h.flags & F_ERROR != 0,
+            h.args[0],
+            h.args[1],
+            h.flags & F_LAST != 0,
+            payload,
+        );
+        if applied == Applied::Unknown {
+            tracing::warn!(token = h.token, "reply for an unknown operation dropped");
         }
-        if h.flags & F_LAST != 0 {
-            p.done.store(true, Ordering::Release);
-            return true;
-        }
-        false
+        applied == Applied::Completed
     }
 
     /// Serves every request waiting in this PE's request rings. Returns whether any
