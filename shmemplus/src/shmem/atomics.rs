@@ -726,15 +726,7 @@ impl Inner {
                 let args = crate::atomic::am_args(offset, code, op, width, operand);
                 let payload = cond.to_le_bytes();
                 if fetching {
-                    let reply = self.am.call(target, H_ATOMIC, args, &payload)?;
-                    let bytes: [u8; 8] = reply
-                        .get(..8)
-                        .and_then(|b| b.try_into().ok())
-                        .ok_or_else(|| Error::AmFailed {
-                            pe: target as u32,
-                            why: format!("atomic reply of {} bytes", reply.len()),
-                        })?;
-                    Ok(u64::from_le_bytes(bytes))
+                    self.am.call_word(target, H_ATOMIC, args, &payload)
                 } else {
                     self.am.post(target, H_ATOMIC, args, &payload);
                     Ok(0)
