@@ -804,6 +804,9 @@ fn board_errors() -> Result<(), String> {
     }
     expect_err(
         "board memory borrowed",
+        // SAFETY: `v` is on a board, so the call must refuse and return no slice; if it
+        // wrongly returned one, expect_err drops it unread, and no PE puts into `v`
+        // between the DMA write above and the barrier below.
         unsafe { shmem.local_slice(&v) },
         |e| matches!(e, Error::PlaceUnavailable(_)),
     )?;
