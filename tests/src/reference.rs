@@ -1,8 +1,9 @@
-//! Serial references the PE programs check collectives against: the element types of
-//! the collective tests with an independent fold of each reduction, and the collective
-//! kinds. It owns no scenario and makes no library call but the types it names.
+//! Serial references the PE programs check collectives against: the collective kinds,
+//! the element types with an independent fold of each reduction, one description of a
+//! call ([`Call`]) that both makes the library call and predicts its result. It owns
+//! no scenario and no data: the callers say what each PE's source holds.
 
-use shmemplus::ReduceOp;
+use shmemplus::{Error, ReduceOp, Reducible, Shmem, SymVec, Team};
 
 /// The collectives of the API whose results a serial reference can predict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,6 +131,41 @@ pub struct Call<'a> {
     pub root: usize,
     /// A reduction's operator.
     pub op: ReduceOp,
+}
+
+impl Call<'_> {
+    /// Makes this call on `team`, this PE being member `self.me`; `collect` is (what
+    /// this PE contributes, the total a collect must report) and is ignored by the
+    /// other kinds.
+    pub fn run<T: Reducible>(
+        &self,
+        shmem: &Shmem,
+        team: &Team,
+        dst: &SymVec<T>,
+        src: &SymVec<T>,
+        collect: (usize, usize),
+    ) -> shmemplus::Result<()> {
+        let n = self.nelems;
+        match self.kind {
+            Collective::Broadcast => {
+                let root = u32::try_from(self.root).unwrap_or(u32::MAX);
+                shmem.broadcast(team, dst, src, n, root)
+            }
+            Collective::Fcollect => shmem.fcollect(team, dst, src, n),
+            Collective::Collect => shmem.collect(team, dst, src, collect.0).and_then(|total| {
+                if total == collect.1 {
+                    Ok(())
+                } else {
+                    Err(Error::InvalidArgument(format!(
+                        "collect returned {total} elements, want {}",
+                        collect.1
+                    )))
+                }
+            }),
+            Collective::Alltoall => shmem.alltoall(team, dst, src, n),
+            Collective::Reduce => shmem.reduce(team, dst, src, n, self.op),
+        }
+    }
 }
 
 /// What `call` leaves at the start of member `call.me`'s destination, computed serially

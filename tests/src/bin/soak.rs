@@ -614,23 +614,6 @@ fn coll_phase(
             dst.place(),
             if same { " in place" } else { "" }
         );
-        match kind {
-            Collective::Broadcast => shmem.broadcast(team, dst, src, nelems, root),
-            Collective::Fcollect => shmem.fcollect(team, dst, src, nelems),
-            Collective::Collect => shmem.collect(team, dst, src, src_len).and_then(|total| {
-                if total == out_len {
-                    Ok(())
-                } else {
-                    Err(Error::InvalidArgument(format!(
-                        "collect returned {total} elements, want {out_len}"
-                    )))
-                }
-            }),
-            Collective::Alltoall => shmem.alltoall(team, dst, src, nelems),
-            Collective::Reduce => shmem.reduce(team, dst, src, nelems, op),
-        }
-        .map_err(|e| format!("{what}: {e}"))?;
-        t.coll += 1;
         let members: Vec<u32> = (0..m).map(world_of).collect();
         let call = Call {
             kind,
@@ -640,6 +623,9 @@ fn coll_phase(
             root: root as usize,
             op,
         };
+        call.run(shmem, team, dst, src, (src_len, out_len))
+            .map_err(|e| format!("{what}: {e}"))?;
+        t.coll += 1;
         let want = expected(&call, count_of, val);
         let mut got = vec![0u64; out_len];
         check(shmem.local_read(dst, 0, &mut got), "collective result")?;

@@ -4,7 +4,7 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use shmemplus::{Error, Place, ReduceOp, Shmem, SymVec, Team};
+use shmemplus::{Place, ReduceOp, Shmem, SymVec, Team};
 use shmemplus_tests::pe::{e2s, need_boards};
 use shmemplus_tests::reference::{expected, Call, Collective, Elem};
 use shmemplus_tests::{ensure_eq, hash};
@@ -126,29 +126,6 @@ fn coll_round<T: Elem>(
             if r.kind == Collective::Reduce { format!(", {op:?}") } else { String::new() },
         )
     };
-    match r.kind {
-        Collective::Broadcast => shmem.broadcast(team, dst, src, nelems, root),
-        Collective::Fcollect => shmem.fcollect(team, dst, src, nelems),
-        Collective::Collect => shmem
-            .collect(team, dst, src, counts[me_t])
-            .and_then(|total| {
-                if total == out {
-                    Ok(())
-                } else {
-                    Err(Error::InvalidArgument(format!(
-                        "collect returned {total} elements, want {out}"
-                    )))
-                }
-            }),
-        Collective::Alltoall => shmem.alltoall(team, dst, src, nelems),
-        Collective::Reduce => shmem.reduce(team, dst, src, nelems, op),
-    }
-    .map_err(|e| format!("{}: {e}", what()))?;
-    let mut want: Vec<T> = if in_place {
-        src_vals[..dst_n].to_vec()
-    } else {
-        vec![T::sentinel(); dst_n]
-    };
     let call = Call {
         kind: r.kind,
         members: &world,
@@ -156,6 +133,13 @@ fn coll_round<T: Elem>(
         nelems,
         root: root as usize,
         op,
+    };
+    call.run(shmem, team, dst, src, (counts[me_t], out))
+        .map_err(|e| format!("{}: {e}", what()))?;
+    let mut want: Vec<T> = if in_place {
+        src_vals[..dst_n].to_vec()
+    } else {
+        vec![T::sentinel(); dst_n]
     };
     for (w, x) in want.iter_mut().zip(expected(&call, count_of, val)) {
         *w = x;
