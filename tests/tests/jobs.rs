@@ -2,7 +2,7 @@
 //! launcher library, on both conduits, and check results, errors and leaks.
 
 use shmemplus_cli::launcher::{ExitCause, JobOutcome};
-use shmemplus_tests::{dump, run};
+use shmemplus_tests::{assert_all_ok, dump, run};
 use std::time::Duration;
 
 const PE: &str = env!("CARGO_BIN_EXE_shmemplus-test-pe");
@@ -22,15 +22,7 @@ fn random_put_get_to_every_pe_on_both_conduits() {
                 &["rma", &seed, "24"],
                 &[env, ("SHMEM_SYMMETRIC_SIZE", "8M")],
             );
-            assert_eq!(
-                r.outcome,
-                JobOutcome::Success,
-                "{n} PEs {env:?}\n{}",
-                dump(&r)
-            );
-            for (pe, out) in r.stdout.iter().enumerate() {
-                assert!(out.contains(&format!("PE {pe}: rma ok")), "{}", dump(&r));
-            }
+            assert_all_ok(&r, "rma", &format!("{n} PEs {env:?}"));
         }
     }
 }
