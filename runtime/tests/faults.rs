@@ -163,11 +163,10 @@ fn a_killed_pe_ends_the_job_promptly_naming_it_and_leaks_nothing() {
     let job = lines[0][2].clone();
     let victim = pids[0];
     let start = Instant::now();
-    // SAFETY: plain syscall; `victim` is a PE of our own job, still running its loop.
-    assert_eq!(
-        unsafe { libc::kill(victim as libc::pid_t, libc::SIGKILL) },
-        0
-    );
+    // SAFETY: kill(2) takes no pointers; `victim` is a PE of our own job, still
+    // running its loop, so the signal reaches no other process.
+    let killed = unsafe { libc::kill(victim as libc::pid_t, libc::SIGKILL) };
+    assert_eq!(killed, 0);
     let status = wait_bounded(&mut child);
     let took = start.elapsed();
     let out = child.wait_with_output().unwrap();
