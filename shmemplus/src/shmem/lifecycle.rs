@@ -6,10 +6,8 @@
 //! in it has a bound: `finalize` always returns.
 
 use super::{Inner, Shmem};
-use crate::am::AmEngine;
 use crate::error::{Error, Result};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// How long `shutdown` waits for the progress thread to stop before leaving it behind
@@ -64,7 +62,7 @@ pub(super) fn watch_progress(me: u32, thread: JoinHandle<()>) -> Result<Progress
 /// `<pe>`'s progress thread panic as soon as it runs, so that the integration tests
 /// can check that the PE ends the job instead of stranding its peers.
 #[cfg(debug_assertions)]
-pub(super) fn test_panic_progress_if_asked(am: &AmEngine, me: u32) {
+pub(super) fn test_panic_progress_if_asked(am: &crate::am::AmEngine, me: u32) {
     /// A built-in handler slot no module uses (ids below `USER_BASE`).
     const H_TEST_PANIC: u16 = crate::am::USER_BASE - 1;
     let asked = std::env::var("SHMEMPLUS_TEST_PANIC_PROGRESS")
@@ -73,7 +71,7 @@ pub(super) fn test_panic_progress_if_asked(am: &AmEngine, me: u32) {
     if asked == Some(me) {
         am.register_builtin(
             H_TEST_PANIC,
-            Arc::new(|_, _| panic!("SHMEMPLUS_TEST_PANIC_PROGRESS asked for a panic")),
+            std::sync::Arc::new(|_, _| panic!("SHMEMPLUS_TEST_PANIC_PROGRESS asked for a panic")),
         );
         am.post(me as usize, H_TEST_PANIC, [0; 4], &[]);
     }

@@ -5,18 +5,10 @@
 //! order of steps (check, start the clock, move, charge). It must not decide how the
 //! bytes travel (`route` does) nor what the model charges (`emulate`).
 
-use super::{Inner, Place, Shmem, SymVec};
-use crate::am::{H_FPGA_GET, H_FPGA_PUT};
-use crate::config::Conduit;
-use crate::emulate::{Hop, RmaOp};
-use crate::error::{Error, Result};
+use super::{Place, Shmem, SymVec};
+use crate::emulate::RmaOp;
+use crate::error::Result;
 use bytemuck::Pod;
-use std::sync::atomic::{fence, Ordering};
-
-/// Bytes staged at a time by transfers between two symmetric objects (a board read
-/// feeding a network send, say): large enough to amortise each step, small enough to
-/// stay in cache and never need a buffer the size of the transfer.
-pub(super) const STAGE_BYTES: usize = 1 << 20;
 
 impl Shmem {
     /// Copies `src` into `dest[index..index + src.len()]` on PE `pe`. Returns when
@@ -53,12 +45,11 @@ impl Shmem {
         let (offset, bytes) = self.locate(dest, index, src.len())?;
         let src_bytes: &[u8] = bytemuck::cast_slice(src);
         debug_assert_eq!(src_bytes.len(), bytes);
-        // The modeled clock starts before the copy, so the copy hides in the model.
-        let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
-        self.move_in(target, dest.place, offset, src_bytes)?;
+        let route = inner.route(None, target, dest.place);
+        let start = self.clock_start();
+        route.put(inner, offset, src_bytes)?;
         if let Some(start) = start {
-            let remote = (target, dest.place, offset);
-            self.emulate(RmaOp::Put, None, remote, bytes, start, deferred);
+            self.charge(&route, RmaOp::Put, (0, offset), bytes, start, deferred);
         }
         Ok(())
     }
@@ -69,17 +60,11 @@ impl Shmem {
         let inner = self.live()?;
         let target = self.check_pe(pe)?;
         let (offset, bytes) = self.locate(src, index, dst.len())?;
-        let start = inner.emulation.as_ref().map(|_| netsim::now_ns());
-        self.move_out(target, src.place, offset, bytemuck::cast_slice_mut(dst))?;
+        let route = inner.route(None, target, src.place);
+        let start = self.clock_start();
+        route.get(inner, offset, bytemuck::cast_slice_mut(dst))?;
         if let Some(start) = start {
-            self.emulate(
-                RmaOp::Get,
-                None,
-                (target, src.place, offset),
-                bytes,
-                start,
-                false,
-            );
+            self.charge(&route, RmaOp::Get, (0, offset), bytes, start, false);
         }
         Ok(())
     }
@@ -152,324 +137,23 @@ impl Shmem {
     }
 
     /// A transfer between this PE's own `local` (place, offset) and `remote` (PE,
-    /// place, offset), staged in `STAGE_BYTES` pieces: a put reads local and writes
-    /// remote, a get the other way round. Offsets were checked by the caller.
+    /// place, offset) on their route: a put reads local and writes remote, a get the
+    /// other way round. Offsets were checked by the caller.
     pub(super) fn transfer_between(
         &self,
         op: RmaOp,
         (place, offset): (Place, usize),
-        remote: (usize, Place, usize),
+        (target, remote_place, remote_offset): (usize, Place, usize),
         bytes: usize,
         deferred: bool,
     ) -> Result<()> {
-        let start = self.inner.emulation.as_ref().map(|_| netsim::now_ns());
-        let (target, remote_place, remote_offset) = remote;
-        let inner = &self.inner;
-        if (place, remote_place, inner.config.conduit) == (Place::Cpu, Place::Cpu, Conduit::Shm) {
-            // Both ends are mapped CPU heaps: one copy, no staging.
-            let mine = inner.segs.mine().heap_base();
-            let theirs = inner.segs.segs[target].heap_base();
-            // SAFETY: both ranges were checked against their objects by the caller, so
-            // they lie inside mapped heaps. They can only overlap when the target is
-            // this PE, and `ptr::copy` (memmove) is used then.
-            unsafe {
-                let (from, to) = match op {
-                    RmaOp::Put => (mine.add(offset), theirs.add(remote_offset)),
-                    RmaOp::Get => (theirs.add(remote_offset), mine.add(offset)),
-                };
-                if target == inner.segs.me {
-                    std::ptr::copy(from, to, bytes);
-                } else {
-                    crate::copy::copy_bytes(from, to, bytes);
-                }
-            }
-            if op == RmaOp::Put {
-                inner.wake_later(target);
-            }
-            if let Some(start) = start {
-                self.emulate(op, Some((place, offset)), remote, bytes, start, deferred);
-            }
-            return Ok(());
-        }
-        // A transfer from this PE's memory to the same memory (`put_from`/`get_into`
-        // of one object to itself) may read and write overlapping ranges; the result
-        // must be that of `memmove`. Each piece is read whole into the stage before it
-        // is written, so only the order of the pieces matters: when the destination
-        // lies above an overlapping source, go from the last piece to the first, so
-        // that no piece is written over source bytes a later piece has yet to read
-        // (forward order is right in every other case). That holds even when the
-        // writes are AMs applied later: they only ever land on bytes already read.
-        let (src_off, dst_off) = match op {
-            RmaOp::Put => (offset, remote_offset),
-            RmaOp::Get => (remote_offset, offset),
-        };
-        let same_memory = target == inner.segs.me && place == remote_place;
-        let backward = same_memory && dst_off > src_off && dst_off - src_off < bytes;
-        let pieces = bytes.div_ceil(STAGE_BYTES);
-        let mut stage = vec![0u8; bytes.min(STAGE_BYTES)];
-        // at < bytes, and the caller checked offset + bytes (and remote_offset + bytes)
-        // against their objects, so the sums below cannot overflow.
-        for k in 0..pieces {
-            // Below `bytes` (piece index < pieces), so neither step can overflow.
-            let index = if backward { pieces - 1 - k } else { k };
-            let at = index * STAGE_BYTES;
-            let piece = &mut stage[..STAGE_BYTES.min(bytes - at)];
-            match op {
-                RmaOp::Put => {
-                    self.move_out_own(place, offset + at, piece)?;
-                    self.move_in(target, remote_place, remote_offset + at, piece)?;
-                }
-                RmaOp::Get => {
-                    self.move_out(target, remote_place, remote_offset + at, piece)?;
-                    self.move_in_own(place, offset + at, piece)?;
-                }
-            }
-        }
+        let route = self.inner.route(Some(place), target, remote_place);
+        let start = self.clock_start();
+        route.transfer(&self.inner, op, (offset, remote_offset), bytes)?;
         if let Some(start) = start {
-            self.emulate(op, Some((place, offset)), remote, bytes, start, deferred);
+            self.charge(&route, op, (offset, remote_offset), bytes, start, deferred);
         }
         Ok(())
-    }
-
-    /// Moves `src` into `place` memory of PE `target` at byte `offset` (checked by the
-    /// caller against the object): a copy into a mapped CPU heap, an AM, or a DMA write
-    /// into one of this PE's boards.
-    pub(super) fn move_in(
-        &self,
-        target: usize,
-        place: Place,
-        offset: usize,
-        src: &[u8],
-    ) -> Result<()> {
-        let inner = &self.inner;
-        match place {
-            Place::Cpu => match inner.config.conduit {
-                Conduit::Shm => {
-                    // SAFETY: offset..offset+len is inside the target's heap (`locate`
-                    // checked it against the object, which the allocator placed inside
-                    // the heap) and the target's segment stays mapped while `inner`
-                    // lives. Safe code has no slice into a symmetric heap, and the
-                    // unsafe `local_slice*` contract forbids puts into memory such a
-                    // slice covers while it lives; should a source overlap the range
-                    // anyway, `copy_may_overlap` moves it as `memmove` would. Concurrent
-                    // access to the target range by other PEs is the program's race, as
-                    // in OpenSHMEM; we never create a Rust reference to shared bytes.
-                    unsafe {
-                        copy_may_overlap(
-                            src.as_ptr(),
-                            inner.segs.segs[target].heap_base().add(offset),
-                            src.len(),
-                            target == inner.segs.me,
-                        )
-                    };
-                    inner.wake_later(target);
-                    Ok(())
-                }
-                Conduit::Am => {
-                    inner.am.put(target, offset, src);
-                    Ok(())
-                }
-            },
-            Place::Fpga(b) => {
-                let board = inner.boards.board(b)?;
-                if target == inner.segs.me {
-                    board
-                        .write(offset as u64, src)
-                        .map(|_| ())
-                        .map_err(|source| Error::Board { board: b, source })
-                } else {
-                    inner
-                        .am
-                        .put_via(target, H_FPGA_PUT, u64::from(b), offset, src);
-                    Ok(())
-                }
-            }
-        }
-    }
-
-    /// Moves `src` into this PE's own `place` memory at `offset` directly (no conduit:
-    /// it is this PE's memory), complete on return.
-    pub(super) fn move_in_own(&self, place: Place, offset: usize, src: &[u8]) -> Result<()> {
-        match place {
-            Place::Cpu => {
-                // SAFETY: in bounds of this PE's heap (checked by the caller against the
-                // object); `src` is `transfer_between`'s private staging buffer (the
-                // only caller), so the ranges cannot overlap.
-                unsafe {
-                    crate::copy::copy_bytes(
-                        src.as_ptr(),
-                        self.inner.segs.mine().heap_base().add(offset),
-                        src.len(),
-                    )
-                };
-                Ok(())
-            }
-            Place::Fpga(_) => self.move_in(self.inner.segs.me, place, offset, src),
-        }
-    }
-
-    /// Moves bytes out of this PE's own `place` memory at `offset` directly.
-    pub(super) fn move_out_own(&self, place: Place, offset: usize, dst: &mut [u8]) -> Result<()> {
-        match place {
-            Place::Cpu => {
-                // SAFETY: as in `move_in_own`, in the other direction.
-                unsafe {
-                    crate::copy::copy_bytes(
-                        self.inner.segs.mine().heap_base().add(offset),
-                        dst.as_mut_ptr(),
-                        dst.len(),
-                    )
-                };
-                Ok(())
-            }
-            Place::Fpga(_) => self.move_out(self.inner.segs.me, place, offset, dst),
-        }
-    }
-
-    /// Moves bytes out of `place` memory of PE `target` at `offset` into `dst`.
-    pub(super) fn move_out(
-        &self,
-        target: usize,
-        place: Place,
-        offset: usize,
-        dst: &mut [u8],
-    ) -> Result<()> {
-        let inner = &self.inner;
-        match place {
-            Place::Cpu => match inner.config.conduit {
-                Conduit::Shm => {
-                    // SAFETY: as in `move_in`, with the roles swapped: the source range
-                    // is in bounds of the target's mapped heap, and `dst` is an
-                    // exclusive buffer of exactly that many bytes (overlap, which the
-                    // `local_slice_mut` contract rules out, would still be a memmove).
-                    unsafe {
-                        copy_may_overlap(
-                            inner.segs.segs[target].heap_base().add(offset),
-                            dst.as_mut_ptr(),
-                            dst.len(),
-                            target == inner.segs.me,
-                        )
-                    };
-                    Ok(())
-                }
-                Conduit::Am => inner.am.get(target, offset, dst),
-            },
-            Place::Fpga(b) => {
-                let board = inner.boards.board(b)?;
-                if target == inner.segs.me {
-                    board
-                        .read(offset as u64, dst)
-                        .map(|_| ())
-                        .map_err(|source| Error::Board { board: b, source })
-                } else {
-                    inner
-                        .am
-                        .get_via(target, H_FPGA_GET, u64::from(b), offset, dst)
-                }
-            }
-        }
-    }
-
-    /// Charges an operation's route to the emulated cluster and waits as its semantics
-    /// say (a put until its source is free, a get until its data is in place),
-    /// packetized as the packet policy decides. Offsets were checked by the caller.
-    pub(super) fn emulate(
-        &self,
-        op: RmaOp,
-        local: Option<(Place, usize)>,
-        remote: (usize, Place, usize),
-        bytes: usize,
-        start: u64,
-        deferred: bool,
-    ) {
-        let Some(emu) = &self.inner.emulation else {
-            return;
-        };
-        let (pe, place, offset) = remote;
-        let mut hops_of = |at: usize, len: usize| {
-            self.hops(
-                op,
-                local.map(|(l, o)| (l, o + at)),
-                (pe, place, offset + at),
-                len,
-            )
-            .unwrap_or_default()
-        };
-        let packet = self.packet_size(op, local.map(|l| l.0), (pe, place), bytes, &mut hops_of);
-        emu.transfer_packets(op, bytes, packet, start, deferred, &mut hops_of);
-    }
-
-    /// The hops of a transfer of `bytes` between this PE and `(pe, place, offset)`:
-    /// for a put, from this PE's `local` place (a host buffer when `None`) to the
-    /// remote one; for a get, the request, then from the remote place back to `local`.
-    /// DMA hops are charged on the span the board's engine really moves.
-    pub(super) fn hops(
-        &self,
-        op: RmaOp,
-        local: Option<(Place, usize)>,
-        (pe, place, offset): (usize, Place, usize),
-        bytes: usize,
-    ) -> Result<Vec<Hop>> {
-        let me = self.inner.segs.me;
-        let span = |b: u32, off: usize| -> Result<u64> {
-            let board = self.inner.boards.board(b)?;
-            board
-                .span(off as u64, bytes as u64)
-                .map(|s| s.len)
-                .map_err(|source| Error::Board { board: b, source })
-        };
-        let l = bytes as u64;
-        let mut hops = Vec::with_capacity(4);
-        match op {
-            RmaOp::Put => {
-                if let Some((Place::Fpga(b), off)) = local {
-                    hops.push(Hop::Read {
-                        pe: me,
-                        board: b,
-                        bytes: span(b, off)?,
-                    });
-                }
-                hops.push(Hop::Net {
-                    from: me,
-                    to: pe,
-                    bytes: l,
-                });
-                if let Place::Fpga(b) = place {
-                    hops.push(Hop::Write {
-                        pe,
-                        board: b,
-                        bytes: span(b, offset)?,
-                    });
-                }
-            }
-            RmaOp::Get => {
-                hops.push(Hop::Net {
-                    from: me,
-                    to: pe,
-                    bytes: 0,
-                });
-                if let Place::Fpga(b) = place {
-                    hops.push(Hop::Read {
-                        pe,
-                        board: b,
-                        bytes: span(b, offset)?,
-                    });
-                }
-                hops.push(Hop::Net {
-                    from: pe,
-                    to: me,
-                    bytes: l,
-                });
-                if let Some((Place::Fpga(b), off)) = local {
-                    hops.push(Hop::Write {
-                        pe: me,
-                        board: b,
-                        bytes: span(b, off)?,
-                    });
-                }
-            }
-        }
-        Ok(hops)
     }
 
     /// Puts one element (OpenSHMEM `p`).
@@ -487,19 +171,7 @@ impl Shmem {
     /// Orders puts: puts to a PE issued before `fence` are delivered before puts to the
     /// same PE issued after it.
     pub fn fence(&self) -> Result<()> {
-        let inner = self.live()?;
-        match inner.config.conduit {
-            // Shared-memory puts are stores; a release fence orders them. Puts to
-            // boards travel as AMs, which a later store could overtake: complete them.
-            Conduit::Shm => {
-                fence(Ordering::Release);
-                inner.flush_wakes();
-                inner.am.quiet()?;
-            }
-            // AMs from one PE to another are served in order (one FIFO ring per pair).
-            Conduit::Am => {}
-        }
-        Ok(())
+        self.live()?.fence_puts()
     }
 
     /// Completes every put this PE issued: after `quiet` they are visible at their
@@ -507,61 +179,34 @@ impl Shmem {
     pub fn quiet(&self) -> Result<()> {
         self.live()?.quiet()
     }
-}
 
-impl Inner {
-    pub(super) fn quiet(&self) -> Result<()> {
-        if !self.flush_wakes() {
-            fence(Ordering::SeqCst);
-        }
-        // AM puts: every put with the am conduit, and puts to other PEs' boards.
-        self.am.quiet()?;
-        if let Some(emu) = &self.emulation {
-            emu.quiet();
-        }
-        Ok(())
+    /// Starts a put of `src` into `dest[index..]` on PE `pe`; `quiet` completes it
+    /// (`shmem_put_nbi`). `src` may be reused at once. On an emulated cluster the
+    /// transfer's modeled time is waited for at `quiet`, so non-blocking transfers to
+    /// different boards or nodes overlap.
+    pub fn put_nbi<T: Pod>(
+        &self,
+        dest: &SymVec<T>,
+        index: usize,
+        src: &[T],
+        pe: u32,
+    ) -> Result<()> {
+        self.put_with(dest, index, src, pe, true)
     }
 
-    /// Notes that this PE stored into PE `to`'s CPU heap, so that `to` is woken if
-    /// it sleeps in a wait (done lazily by `flush_wakes`: a put stays a plain copy).
-    #[inline]
-    pub(super) fn wake_later(&self, to: usize) {
-        self.wakes.note(to);
-    }
-
-    /// Wakes the PEs this PE stored into since the last call, if they sleep (the
-    /// protocol and its argument are in `wake`). Runs in `quiet`, `fence`, barriers
-    /// and before this PE waits, so a PE asleep in `wait_until` learns of a put
-    /// promptly. Returns whether it issued a SeqCst fence.
-    pub(super) fn flush_wakes(&self) -> bool {
-        self.wakes
-            .flush(|pe| crate::sync::notify_fenced(&self.segs.segs[pe].control().user_signal))
-    }
-}
-
-/// Copies `len` bytes from `src` to `dst` as `memmove` does when the two ranges
-/// overlap (`ptr::copy`), else with the data path's `copy::copy_bytes`. For copies
-/// whose ranges are not known to be disjoint (a caller's buffer against this PE's own
-/// heap); the check is two comparisons. Only this PE's own heap can overlap a
-/// caller's buffer (safe code reaches no other mapping), so the callers pass
-/// `may_overlap = false` for another PE's heap and skip the check.
-///
-/// # Safety
-/// `src` readable and `dst` writable for `len` bytes.
-#[inline]
-pub(super) unsafe fn copy_may_overlap(src: *const u8, dst: *mut u8, len: usize, may_overlap: bool) {
-    if !may_overlap {
-        // SAFETY: forwarded to the caller, who knows the ranges are disjoint.
-        return unsafe { crate::copy::copy_bytes(src, dst, len) };
-    }
-    let (s, d) = (src as usize, dst as usize);
-    // Ranges of live memory do not wrap the address space, so neither sum overflows.
-    let overlap = s < d.wrapping_add(len) && d < s.wrapping_add(len);
-    if overlap {
-        // SAFETY: forwarded to the caller; `ptr::copy` allows overlap.
-        unsafe { std::ptr::copy(src, dst, len) }
-    } else {
-        // SAFETY: forwarded to the caller, and the ranges are disjoint.
-        unsafe { crate::copy::copy_bytes(src, dst, len) }
+    /// Starts a get of `count` elements of `src[src_index..]` on PE `pe` into this PE's
+    /// own `dest[dest_index..]`; read the data only after `quiet` (`shmem_get_nbi`).
+    /// The destination is a symmetric object so that it outlives the transfer.
+    pub fn get_nbi<T: Pod>(
+        &self,
+        dest: &SymVec<T>,
+        dest_index: usize,
+        src: &SymVec<T>,
+        src_index: usize,
+        count: usize,
+        pe: u32,
+    ) -> Result<()> {
+        let (local, remote, bytes) = self.get_route(dest, dest_index, src, src_index, count, pe)?;
+        self.transfer_between(RmaOp::Get, local, remote, bytes, true)
     }
 }

@@ -6,6 +6,7 @@
 //! (`netsim` profiles, `emulate`) or the tuning cache's format (`tune`), nor decide
 //! which hops a route crosses (`route`).
 
+use super::route::Route;
 use super::{Place, Shmem, SymVec};
 use crate::config::PacketPolicy;
 use crate::emulate::{Hop, RmaOp};
@@ -62,13 +63,15 @@ impl Shmem {
         let Some(emu) = &self.inner.emulation else {
             return Ok(None);
         };
-        self.check_route_bytes(local, remote, bytes)?;
-        self.hops(op, local.map(|p| (p, 0)), (target, remote, 0), bytes)?;
+        let route = self.inner.route(local, target, remote);
+        self.check_route_bytes(&route, bytes)?;
+        route.hops(&self.inner, op, (0, 0), bytes)?;
         let mut hops_of = |at: usize, len: usize| {
-            self.hops(op, local.map(|p| (p, at)), (target, remote, at), len)
+            route
+                .hops(&self.inner, op, (at, at), len)
                 .unwrap_or_default()
         };
-        let packet = self.packet_size(op, local, (target, remote), bytes, &mut hops_of);
+        let packet = self.packet_size(op, &route, bytes, &mut hops_of);
         Ok(Some(emu.modeled_packets(bytes, packet, &mut hops_of)))
     }
 
@@ -83,30 +86,27 @@ impl Shmem {
         bytes: usize,
     ) -> Result<usize> {
         let target = self.check_pe(pe)?;
+        let route = self.inner.route(local, target, remote);
         if self.inner.emulation.is_some() {
             // The model will be consulted: the route must be one a transfer can take.
-            self.check_route_bytes(local, remote, bytes)?;
-            self.hops(op, local.map(|p| (p, 0)), (target, remote, 0), bytes)?;
+            self.check_route_bytes(&route, bytes)?;
+            route.hops(&self.inner, op, (0, 0), bytes)?;
         }
         let mut hops_of = |at: usize, len: usize| {
-            self.hops(op, local.map(|p| (p, at)), (target, remote, at), len)
+            route
+                .hops(&self.inner, op, (at, at), len)
                 .unwrap_or_default()
         };
-        Ok(self.packet_size(op, local, (target, remote), bytes, &mut hops_of))
+        Ok(self.packet_size(op, &route, bytes, &mut hops_of))
     }
 
     /// Refuses a modeled transfer that no object could take part in: one larger than
     /// the CPU symmetric heap at a CPU end (a board end is checked by the board's DMA
     /// span rule in `hops`). This bounds the model's work and keeps its sizes far from
     /// overflow.
-    pub(super) fn check_route_bytes(
-        &self,
-        local: Option<Place>,
-        remote: Place,
-        bytes: usize,
-    ) -> Result<()> {
+    fn check_route_bytes(&self, route: &Route, bytes: usize) -> Result<()> {
         let heap = self.inner.segs.mine().heap_bytes();
-        if bytes > heap && (local == Some(Place::Cpu) || remote == Place::Cpu) {
+        if bytes > heap && (route.local == Some(Place::Cpu) || route.place == Place::Cpu) {
             return Err(Error::InvalidArgument(format!(
                 "a transfer of {bytes} bytes to or from the CPU heap: the heap has {heap} bytes \
                  (SHMEM_SYMMETRIC_SIZE), so no object can take part in it"
@@ -119,8 +119,7 @@ impl Shmem {
     pub(super) fn packet_size(
         &self,
         op: RmaOp,
-        local: Option<Place>,
-        (pe, place): (usize, Place),
+        route: &Route,
         bytes: usize,
         hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
     ) -> usize {
@@ -131,11 +130,11 @@ impl Shmem {
             PacketPolicy::Off => bytes,
             PacketPolicy::Bytes(p) => p.clamp(1, bytes.max(1)),
             PacketPolicy::Auto => {
-                let remote_node = self.inner.topology.node_of(pe as u32) != self.node();
+                let remote_node = route.crosses_nodes(&self.inner);
                 let key = (
                     op == RmaOp::Put,
-                    local,
-                    place,
+                    route.local,
+                    route.place,
                     remote_node,
                     // A size past 2^63 has no power of two: it is its own bucket.
                     bytes.checked_next_power_of_two().unwrap_or(bytes),
@@ -153,9 +152,7 @@ impl Shmem {
                     .as_ref()
                     .and_then(|t| {
                         // The tuning pass measured the three-stage board-to-board route.
-                        let board_to_board =
-                            matches!((local, place), (Some(Place::Fpga(_)), Place::Fpga(_)));
-                        (board_to_board && remote_node)
+                        (route.board_to_board() && remote_node)
                             .then(|| t.packet_for(bytes))
                             .flatten()
                     });
