@@ -554,7 +554,10 @@ impl AmEngine {
 
     /// Remembers that a put from `src` failed here; the sender's next flush reports it.
     pub(crate) fn record_put_failure(&self, src: usize, why: String) {
-        tracing::warn!(src, "AM put refused: {why}");
+        crate::diag::warn(
+            self.me(),
+            format_args!("AM put refused (from PE {src}): {why}"),
+        );
         *self.failed_puts[src]
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some(why);

@@ -6,6 +6,7 @@
 //! a failure that only one PE sees after every PE committed ends the job (`fatal`).
 
 use super::{Collectives, Place, Shmem, SymVec};
+use crate::diag;
 use crate::error::{Error, Result};
 use bytemuck::Pod;
 use std::marker::PhantomData;
@@ -112,7 +113,10 @@ impl Shmem {
         // PE's alone and must not leave the others waiting in it.
         crate::fatal::committed(inner.me, "alloc", zeroed);
         self.barrier_locked(&mut coll);
-        tracing::debug!(pe = inner.me, offset, bytes, "symmetric alloc");
+        diag::debug(
+            inner.me,
+            format_args!("symmetric alloc of {bytes} bytes at heap offset {offset} on {place}"),
+        );
         Ok(SymVec {
             offset,
             len,

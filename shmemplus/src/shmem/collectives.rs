@@ -408,10 +408,12 @@ impl Shmem {
             )),
             Err(e) => {
                 if let Some(earlier) = earlier {
-                    tracing::warn!(
-                        pe = inner.me,
-                        "a put before a refused {} failed: {earlier}",
-                        call.kind.name()
+                    crate::diag::warn(
+                        inner.me,
+                        format_args!(
+                            "a put before a refused {} failed: {earlier}",
+                            call.kind.name()
+                        ),
                     );
                 }
                 Err(e)

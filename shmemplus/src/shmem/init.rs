@@ -12,6 +12,7 @@ use super::{Collectives, Inner, PlaceHeap, Shmem, TuneSource};
 use crate::am::AmEngine;
 use crate::bootstrap::{self, BootstrapConn, LaunchEnv, PeHello};
 use crate::config::Config;
+use crate::diag;
 use crate::emulate::Emulation;
 use crate::error::{Error, Result};
 use crate::fpga::Boards;
@@ -29,9 +30,15 @@ static INITIALIZED: AtomicBool = AtomicBool::new(false);
 /// one), maps every PE's symmetric heap and starts the progress thread. Call once per
 /// process; clone the handle to use it from several threads.
 ///
-/// Environment: `SHMEM_SYMMETRIC_SIZE` (heap bytes, e.g. `512M`), `SHMEM_DEBUG` or
-/// `RUST_LOG` (logs), `SHMEM_INFO` (print the configuration), `SHMEM_VERSION` (print
+/// Environment: `SHMEM_SYMMETRIC_SIZE` (heap bytes, e.g. `512M`), `SHMEM_DEBUG` (debug
+/// lines on stderr), `SHMEM_INFO` (print the configuration), `SHMEM_VERSION` (print
 /// the version), `SHMEMPLUS_CONDUIT=shm|am`, `SHMEMPLUS_AM_RING` (bytes per AM ring).
+///
+/// The library installs no `tracing` subscriber. Its warnings and debug notes are
+/// `tracing` events for a program that installs one (and filters them as it likes,
+/// with `RUST_LOG` say); in a program that installs none, warnings go to stderr as
+/// plain lines (`shmemplus: PE 0: warning: ...`), and debug notes too with
+/// `SHMEM_DEBUG`.
 ///
 /// `init` removes the job secret `SHMEMPLUS_SECRET` from the process environment, so
 /// that programs this PE starts do not inherit it. Like `std::env::remove_var`, that
@@ -42,7 +49,7 @@ pub fn init() -> Result<Shmem> {
         return Err(Error::AlreadyInitialized);
     }
     let config = Config::from_env()?;
-    init_logging(&config);
+    diag::set_debug(config.debug);
     let profile = netsim::Profile::load(&config.profile).map_err(|e| Error::BadConfig {
         var: "SHMEMPLUS_PROFILE",
         why: e.to_string(),
@@ -147,25 +154,14 @@ pub fn init() -> Result<Shmem> {
     shmem.announce();
     let mode = shmem.inner.config.tune;
     match shmem.retune(mode) {
-        Ok(TuneSource::Measured) => tracing::info!("self-tuning pass measured the hops"),
-        Ok(source) => tracing::debug!(?source, "self-tuning"),
-        Err(e) => tracing::warn!("self-tuning failed, packets come from the profile: {e}"),
+        Ok(TuneSource::Measured) => diag::debug(me, "self-tuning pass measured the hops"),
+        Ok(source) => diag::debug(me, format_args!("self-tuning: {source:?}")),
+        Err(e) => diag::warn(
+            me,
+            format_args!("self-tuning failed, packets come from the profile: {e}"),
+        ),
     }
     Ok(shmem)
-}
-
-pub(super) fn init_logging(config: &Config) {
-    use tracing_subscriber::EnvFilter;
-    let filter = match EnvFilter::try_from_default_env() {
-        Ok(f) => f,
-        Err(_) if config.debug => EnvFilter::new("shmemplus=debug"),
-        Err(_) => EnvFilter::new("warn"),
-    };
-    // A program with its own subscriber keeps it.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 /// Creates this PE's segment, exchanges names with every PE through the launcher, maps
@@ -216,7 +212,7 @@ pub(super) fn map_job(
     // Round 1: every PE has mapped every segment; the names can go.
     conn.allgather(Vec::new())?;
     segs[env.pe as usize].unlink()?;
-    tracing::debug!(pe = env.pe, "mapped {} segments", segs.len());
+    diag::debug(env.pe, format_args!("mapped {} segments", segs.len()));
     Ok((
         JobSegments {
             me: env.pe as usize,
@@ -235,9 +231,12 @@ pub(super) fn warn_if_shm_too_small(segment_bytes: usize, n_pes: usize) {
     let free = st.f_bavail.saturating_mul(st.f_frsize);
     let need = (segment_bytes as u64).saturating_mul(n_pes as u64);
     if free < need {
-        tracing::warn!(
+        diag::warn(
+            0,
+            format_args!(
             "/dev/shm has {free} bytes free but {n_pes} PEs may use {need}: a PE that fills its \
              heap past the free space dies with SIGBUS; lower SHMEM_SYMMETRIC_SIZE or grow /dev/shm"
+            ),
         );
     }
 }

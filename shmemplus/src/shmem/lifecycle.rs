@@ -111,10 +111,12 @@ impl Inner {
             if let Err(RecvTimeoutError::Timeout) =
                 watch.stopped.recv_timeout(PROGRESS_STOP_TIMEOUT)
             {
-                tracing::warn!(
-                    pe = self.me,
-                    "the progress thread did not stop within {PROGRESS_STOP_TIMEOUT:?} (an \
-                     active-message handler that blocks?); finalize goes on without it"
+                crate::diag::warn(
+                    self.me,
+                    format_args!(
+                        "the progress thread did not stop within {PROGRESS_STOP_TIMEOUT:?} (an \
+                         active-message handler that blocks?); finalize goes on without it"
+                    ),
                 );
             }
         }
@@ -140,7 +142,7 @@ impl Drop for Inner {
         // that one must not wait for others in a barrier (the launcher ends the job).
         if !std::thread::panicking() {
             if let Err(e) = self.barrier_all() {
-                tracing::warn!(pe = self.me, "implicit finalize: {e}");
+                crate::diag::warn(self.me, format_args!("implicit finalize: {e}"));
             }
         }
         self.shutdown();

@@ -9,6 +9,7 @@
 use super::route::Route;
 use super::{Place, Shmem, SymVec};
 use crate::config::PacketPolicy;
+use crate::diag;
 use crate::emulate::{Hop, RmaOp};
 use crate::error::{Error, Result};
 use std::sync::atomic::Ordering;
@@ -180,6 +181,7 @@ impl Shmem {
     pub fn retune(&self, mode: crate::TuneMode) -> Result<TuneSource> {
         use crate::tune;
         let inner = self.live()?;
+        let me = inner.me;
         let t = inner.topology;
         let skip = if mode == crate::TuneMode::Off {
             Some("SHMEMPLUS_TUNE=off")
@@ -217,7 +219,10 @@ impl Shmem {
                         Ok(t) => Some(t),
                         Err(tune::CacheMiss::Missing) => None,
                         Err(miss) => {
-                            tracing::warn!("tuning cache not usable ({miss:?}); tuning again");
+                            diag::warn(
+                                me,
+                                format_args!("tuning cache not usable ({miss:?}); tuning again"),
+                            );
                             None
                         }
                     },
@@ -232,11 +237,12 @@ impl Shmem {
                         let t = self.measure_hops(key.clone(), &board, &cpu)?;
                         match dir.as_deref().map(|d| tune::store(d, &t)) {
                             Some(Ok(path)) => {
-                                tracing::debug!("tuning cached in {}", path.display())
+                                diag::debug(me, format_args!("tuning cached in {}", path.display()))
                             }
-                            Some(Err(e)) => tracing::warn!("tuning not cached: {e}"),
-                            None => tracing::warn!(
-                                "tuning not cached: no cache directory (set SHMEMPLUS_CACHE_DIR)"
+                            Some(Err(e)) => diag::warn(me, format_args!("tuning not cached: {e}")),
+                            None => diag::warn(
+                                me,
+                                "tuning not cached: no cache directory (set SHMEMPLUS_CACHE_DIR)",
                             ),
                         }
                         t
