@@ -35,6 +35,7 @@
 mod alloc;
 mod atomics;
 mod boards;
+mod calls;
 mod collectives;
 mod init;
 mod lifecycle;

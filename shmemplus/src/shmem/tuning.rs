@@ -169,7 +169,7 @@ impl Shmem {
         }
     }
 
-    /// Runs the self-tuning pass (MODEL.md section 5; collective: every PE calls it):
+    /// Runs the self-tuning pass (docs/model.md, self-tuning; collective: every PE calls it):
     /// PE 0 measures each hop (`net` to a PE of another node, `fpga_read` and
     /// `fpga_write` on its board 0) at a few sizes, fits their costs, and chooses the
     /// board-to-board packet size per size bucket with the k-stage model; the result
