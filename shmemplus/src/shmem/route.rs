@@ -175,12 +175,7 @@ impl Route {
                 inner.wake_later(pe);
                 Ok(())
             }
-            Reach::OwnBoard { board } => inner
-                .boards
-                .board(board)?
-                .write(offset as u64, src)
-                .map(|_| ())
-                .map_err(|source| Error::Board { board, source }),
+            Reach::OwnBoard { board } => board_write(inner, board, offset, src),
             Reach::Am { pe, place } => {
                 match place {
                     Place::Cpu => inner.am.put(pe, offset, src),
@@ -213,12 +208,7 @@ impl Route {
                 };
                 Ok(())
             }
-            Reach::OwnBoard { board } => inner
-                .boards
-                .board(board)?
-                .read(offset as u64, dst)
-                .map(|_| ())
-                .map_err(|source| Error::Board { board, source }),
+            Reach::OwnBoard { board } => board_read(inner, board, offset, dst),
             Reach::Am { pe, place } => match place {
                 Place::Cpu => inner.am.get(pe, offset, dst),
                 Place::Fpga(b) => {
@@ -480,12 +470,7 @@ fn read_own(inner: &Inner, place: Place, offset: usize, dst: &mut [u8]) -> Resul
             };
             Ok(())
         }
-        Place::Fpga(board) => inner
-            .boards
-            .board(board)?
-            .read(offset as u64, dst)
-            .map(|_| ())
-            .map_err(|source| Error::Board { board, source }),
+        Place::Fpga(board) => board_read(inner, board, offset, dst),
     }
 }
 
@@ -504,13 +489,28 @@ fn write_own(inner: &Inner, place: Place, offset: usize, src: &[u8]) -> Result<(
             };
             Ok(())
         }
-        Place::Fpga(board) => inner
-            .boards
-            .board(board)?
-            .write(offset as u64, src)
-            .map(|_| ())
-            .map_err(|source| Error::Board { board, source }),
+        Place::Fpga(board) => board_write(inner, board, offset, src),
     }
+}
+
+/// A DMA read of this PE's partition of `board` at `offset` into `dst`.
+fn board_read(inner: &Inner, board: u32, offset: usize, dst: &mut [u8]) -> Result<()> {
+    inner
+        .boards
+        .board(board)?
+        .read(offset as u64, dst)
+        .map(|_| ())
+        .map_err(|source| Error::Board { board, source })
+}
+
+/// A DMA write of `src` into this PE's partition of `board` at `offset`.
+fn board_write(inner: &Inner, board: u32, offset: usize, src: &[u8]) -> Result<()> {
+    inner
+        .boards
+        .board(board)?
+        .write(offset as u64, src)
+        .map(|_| ())
+        .map_err(|source| Error::Board { board, source })
 }
 
 impl Shmem {
