@@ -155,13 +155,19 @@ impl AmEngine {
     pub(crate) fn register_builtin(&self, id: u16, handler: Handler) {
         debug_assert!(id < USER_BASE && id > H_ECHO);
         if self.handlers[id as usize].set(handler).is_err() {
-            tracing::warn!(id, "built-in active-message handler registered twice");
+            crate::diag::warn(
+                self.me(),
+                format_args!("built-in active-message handler {id} registered twice"),
+            );
         }
     }
 
     /// Remembers that a put from `src` failed here; the sender's next flush reports it.
     pub(crate) fn record_put_failure(&self, src: usize, why: String) {
-        tracing::warn!(src, "AM put refused: {why}");
+        crate::diag::warn(
+            self.me(),
+            format_args!("AM put refused (from PE {src}): {why}"),
+        );
         *self.failed_puts[src]
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some(why);
@@ -511,7 +517,10 @@ impl AmEngine {
             payload,
         );
         if applied == Applied::Unknown {
-            tracing::warn!(token = h.token, "reply for an unknown operation dropped");
+            crate::diag::warn(
+                self.me(),
+                format_args!("reply for an unknown operation (token {}) dropped", h.token),
+            );
         }
         applied == Applied::Completed
     }
