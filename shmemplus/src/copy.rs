@@ -1,21 +1,158 @@
-//! The data path's byte copy: `memcpy`, except where `memcpy` is known to collapse.
+//! The data path's byte copy: for every transfer of 1 KiB or more, the copy method
+//! that measured fastest on this machine for that size and placement.
 //!
-//! On AMD Zen, glibc's `memcpy` (which uses `rep movsb` for mid-sized copies) runs up
-//! to 20x slower when the destination sits a little *above* the source modulo 4 KiB
-//! (4K aliasing: each load is falsely held behind a recent store with the same low 12
-//! address bits). Measured here: a 64 KiB get into a buffer 16 bytes past a page
-//! boundary ran at 2.9 GB/s against 46 GB/s. In that case we copy in blocks from the
-//! end to the start; every block is loaded whole before it is stored, and a store can
-//! then only alias source bytes that were already loaded.
+//! No single method wins everywhere. On AMD Zen, glibc's `memcpy` (`rep movsb` for
+//! mid sizes) runs up to 20x slower when the destination sits a little *above* the
+//! source modulo 4 KiB (4K aliasing: each load is falsely held behind a recent store
+//! with the same low 12 address bits) - the placement of every get from a symmetric
+//! heap into a `malloc`'d buffer, which glibc puts 16 bytes past a page. Copying
+//! backwards in blocks cures that, but is itself 2-4x slower than `memcpy` for other
+//! placements, and neither comes close to non-temporal stores once the buffers spill
+//! out of the caches. So the first copy of 1 KiB or more in a process runs a short
+//! calibration (bounded by `BUDGET`; a few ms) that times each candidate method on
+//! this machine at each size class and for the two placements (aliasing or not),
+//! keeps the best time of several interleaved trials (noise only ever adds time),
+//! and stores the winner in a table. A copy then costs one table lookup more than a
+//! plain `memcpy`; copies under 1 KiB never look. Every method copies exactly the
+//! same bytes; only their speed differs, so the choice cannot change a result.
 //!
-//! This module owns that choice and nothing else; it must not know about PEs or heaps.
+//! This module owns that choice and the methods and nothing else; it must not know
+//! about PEs or heaps.
 
-/// Copies shorter than this go straight to `memcpy` (it loads them whole first).
-const ALIAS_MIN_BYTES: usize = 1024;
-/// `(dst - src) mod 4096` below this counts as aliasing.
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Copies shorter than this go straight to `memcpy` (it loads them whole first, and
+/// the 8-byte latency must not pay for a lookup).
+const TABLE_MIN_BYTES: usize = 1024;
+/// log2 of `TABLE_MIN_BYTES`: size class 0 is [1 KiB, 2 KiB).
+const MIN_SHIFT: u32 = 10;
+/// Size classes: powers of two from 1 KiB; the last one holds everything from 32 MiB.
+const CLASSES: usize = 16;
+/// The size classes the calibration measures (4 KiB, 16 KiB, ..., 1 MiB, 8 MiB, 1 KiB:
+/// the mid sizes first, so they are the last to be cut by `BUDGET`); every other
+/// class takes the choice of the nearest measured one. At 8 MiB the two buffers spill
+/// out of the caches (which decides for or against non-temporal stores); measuring
+/// 32 MiB copies would cost tens of ms and 64 MiB of memory.
+const MEASURED: [usize; 7] = [2, 4, 6, 8, 10, 13, 0];
+/// From this class up (8 MiB) only the aliasing placement is measured, with two
+/// trials, and its choice serves both placements: copies this large cost ~1 ms each,
+/// and what decides there is the caches, not the placement.
+const ONE_PLACEMENT_CLASS: usize = 13;
+/// Non-temporal stores are only tried from this class up (256 KiB): below it the
+/// data is meant to stay in the caches, and they always lose there.
+const STREAM_MIN_CLASS: usize = 8;
+/// `(dst - src) mod 4096` in `1..ALIAS_WINDOW` counts as the aliasing placement.
 const ALIAS_WINDOW: usize = 512;
-/// Block size of the backward copy: small enough to be copied as loads-then-stores.
-const BLOCK: usize = 256;
+/// Wall-clock bound of the calibration's timing loops; classes not reached by then
+/// take the choice of the nearest measured class.
+const BUDGET: Duration = Duration::from_millis(20);
+/// Interleaved timing trials per method and class (the best one counts).
+const TRIALS: usize = 3;
+/// Another method replaces `memcpy` only when it is at least this much faster
+/// (in 1/100), so that a draw within the noise keeps the plain library call.
+const MARGIN_PERCENT: u32 = 4;
+
+/// One way to copy. Every method copies exactly `len` bytes from `src` to `dst` and
+/// writes nothing else; the methods differ only in speed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Method {
+    /// `ptr::copy_nonoverlapping`, i.e. the C library's `memcpy`.
+    Memcpy,
+    /// 256-byte blocks from the end to the start, each loaded whole before it is
+    /// stored (so a store can only alias source bytes that were already loaded).
+    Backward,
+    /// The same, with the block held in eight AVX2 registers.
+    #[cfg(target_arch = "x86_64")]
+    Backward32,
+    /// Forward, software pipelined, through AVX2 registers (see `x86::forward`).
+    #[cfg(target_arch = "x86_64")]
+    Forward32,
+    /// Forward with non-temporal (cache-bypassing) AVX2 stores and an `sfence`.
+    #[cfg(target_arch = "x86_64")]
+    Stream32,
+}
+
+impl Method {
+    fn is_stream(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self == Method::Stream32 {
+            return true;
+        }
+        false
+    }
+
+    /// The methods this CPU can run, `memcpy` first.
+    fn candidates() -> Vec<Method> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // `Backward32` does what `Backward` does, with fewer instructions.
+            return vec![
+                Method::Memcpy,
+                Method::Backward32,
+                Method::Forward32,
+                Method::Stream32,
+            ];
+        }
+        vec![Method::Memcpy, Method::Backward]
+    }
+
+    /// Runs this method.
+    ///
+    /// # Safety
+    /// As `std::ptr::copy_nonoverlapping`, and the method is one of `candidates()`
+    /// (the AVX2 methods need the CPU feature checked there).
+    #[inline]
+    unsafe fn run(self, src: *const u8, dst: *mut u8, len: usize) {
+        // SAFETY (all arms): the pointer contract is forwarded from the caller, and
+        // each x86 method is only ever chosen from `candidates()`, which lists it
+        // only when the CPU has the feature it needs.
+        unsafe {
+            match self {
+                Method::Memcpy => std::ptr::copy_nonoverlapping(src, dst, len),
+                Method::Backward => backward_blocks(src, dst, len),
+                #[cfg(target_arch = "x86_64")]
+                Method::Backward32 => x86::backward(src, dst, len),
+                #[cfg(target_arch = "x86_64")]
+                Method::Forward32 => x86::forward(src, dst, len),
+                #[cfg(target_arch = "x86_64")]
+                Method::Stream32 => x86::stream(src, dst, len),
+            }
+        }
+    }
+}
+
+/// The calibrated choice: a method per (placement, size class).
+#[derive(Debug)]
+struct Plan {
+    /// `[0]`: the aliasing placement, `[1]`: every other one.
+    by_class: [[Method; CLASSES]; 2],
+    /// How long the calibration took (for the log line).
+    took: Duration,
+}
+
+impl Plan {
+    #[inline]
+    fn method(&self, src: *const u8, dst: *mut u8, len: usize) -> Method {
+        self.by_class[placement(src, dst)][class(len)]
+    }
+}
+
+/// 0 for the aliasing placement (`dst` a little above `src` modulo 4 KiB), else 1.
+#[inline]
+fn placement(src: *const u8, dst: *mut u8) -> usize {
+    let distance = (dst as usize).wrapping_sub(src as usize) & 4095;
+    usize::from(distance == 0 || distance >= ALIAS_WINDOW)
+}
+
+/// The size class of a copy of `len >= TABLE_MIN_BYTES` bytes.
+#[inline]
+fn class(len: usize) -> usize {
+    let log = usize::BITS - 1 - len.max(1).leading_zeros();
+    (log.saturating_sub(MIN_SHIFT) as usize).min(CLASSES - 1)
+}
+
+static PLAN: OnceLock<Plan> = OnceLock::new();
 
 /// Copies `len` bytes from `src` to `dst`.
 ///
@@ -24,12 +161,152 @@ const BLOCK: usize = 256;
 /// bytes, and the two ranges do not overlap.
 #[inline]
 pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
-    let distance = (dst as usize).wrapping_sub(src as usize) & 4095;
-    if len < ALIAS_MIN_BYTES || distance == 0 || distance >= ALIAS_WINDOW {
+    if len < TABLE_MIN_BYTES {
         // SAFETY: forwarded to the caller.
         unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
         return;
     }
+    let method = PLAN.get_or_init(calibrate).method(src, dst, len);
+    // SAFETY: forwarded to the caller; `method` came from `candidates()`.
+    unsafe { method.run(src, dst, len) }
+}
+
+/// Times every candidate at every measured size class and placement and keeps the
+/// fastest; stops measuring at `BUDGET`. Unmeasured classes take the choice of the
+/// nearest measured one.
+fn calibrate() -> Plan {
+    let start = Instant::now();
+    let candidates = Method::candidates();
+    let largest_class = MEASURED.iter().copied().max().unwrap_or(0);
+    let largest = 1usize << (MIN_SHIFT as usize + largest_class);
+    // One source and one destination region, a page more than the largest copy so
+    // both placements fit. Both are written first, so that their pages are real and
+    // present: a never-written page reads from the shared zero page (far faster than
+    // memory) and a first store to one takes a page fault.
+    let span = largest + 8192;
+    let src = vec![0x5Au8; span];
+    let mut dst = vec![0xA5u8; span];
+    let src_page = src.as_ptr().wrapping_add(src.as_ptr().align_offset(4096));
+    let dst_page = dst
+        .as_mut_ptr()
+        .wrapping_add(dst.as_ptr().align_offset(4096));
+    let setup = start.elapsed();
+    let mut measured: [[Option<Method>; CLASSES]; 2] = [[None; CLASSES]; 2];
+    'classes: for &c in &MEASURED {
+        let len = 1usize << (MIN_SHIFT as usize + c);
+        // Copies per timing: enough for ~64 KiB of traffic, so the clock's resolution
+        // does not matter at small sizes; small classes also get more trials.
+        let reps = (65536 / len).max(1);
+        let trials = match c {
+            _ if len <= 65536 => 2 * TRIALS,
+            ONE_PLACEMENT_CLASS.. => 2,
+            _ => TRIALS,
+        };
+        let places: &[(usize, usize)] = if c >= ONE_PLACEMENT_CLASS {
+            &[(0, 16)]
+        } else {
+            &[(0, 16), (16, 0)]
+        };
+        let tried: Vec<Method> = candidates
+            .iter()
+            .copied()
+            .filter(|&m| c >= STREAM_MIN_CLASS || !m.is_stream())
+            .collect();
+        // The get placement (dst 16 bytes above a page-aligned src), then the put one.
+        for (p, &(src_off, dst_off)) in places.iter().enumerate() {
+            // SAFETY: both offsets plus `len` are inside `span` bytes past a page
+            // start that itself is within the first 4096 bytes of each vector.
+            let (s, d) = unsafe { (src_page.add(src_off), dst_page.add(dst_off)) };
+            let mut best = vec![Duration::MAX; tried.len()];
+            let mut out_of_time = false;
+            // Trials with the methods interleaved. Each timed run follows an untimed
+            // one of the same method, so every method is timed in its own steady
+            // state (non-temporal stores, for one, leave the destination uncached for
+            // whatever runs next), as it would be when a program repeats a transfer.
+            for _ in 0..trials {
+                for (k, m) in tried.iter().enumerate() {
+                    let run = || {
+                        for _ in 0..reps {
+                            // SAFETY: in bounds (above), distinct vectors, `m` a
+                            // candidate.
+                            unsafe { m.run(std::hint::black_box(s), d, len) };
+                        }
+                    };
+                    run();
+                    let t = Instant::now();
+                    run();
+                    best[k] = best[k].min(t.elapsed());
+                }
+                out_of_time = start.elapsed() > setup + BUDGET;
+                if out_of_time {
+                    break;
+                }
+            }
+            let chosen = Some(choose(&tried, &best));
+            tracing::debug!(
+                bytes = len,
+                aliasing = p == 0,
+                "copy speeds (GB/s, best of {trials}): {:?}",
+                tried
+                    .iter()
+                    .zip(&best)
+                    .map(|(m, b)| (m, (len * reps) as f64 / b.as_nanos().max(1) as f64))
+                    .collect::<Vec<_>>()
+            );
+            measured[p][c] = chosen;
+            if places.len() == 1 {
+                measured[1][c] = chosen;
+            }
+            if out_of_time {
+                break 'classes;
+            }
+        }
+    }
+    // The destination is read once so the copies cannot be optimised away.
+    std::hint::black_box(&dst);
+    let plan = Plan {
+        by_class: measured.map(|row| fill_nearest(&row)),
+        took: start.elapsed(),
+    };
+    tracing::debug!(took = ?plan.took, by_class = ?plan.by_class, "copy methods calibrated");
+    plan
+}
+
+/// Every class's method: its own if measured, else that of the nearest measured
+/// class (the smaller one on a tie), else `memcpy`.
+fn fill_nearest(row: &[Option<Method>; CLASSES]) -> [Method; CLASSES] {
+    std::array::from_fn(|c| {
+        (0..CLASSES)
+            .flat_map(|d| [c.checked_sub(d), c.checked_add(d)])
+            .flatten()
+            .find_map(|k| row.get(k).copied().flatten())
+            .unwrap_or(Method::Memcpy)
+    })
+}
+
+/// The fastest candidate by best time; `memcpy` (the first candidate) unless another
+/// beats it by `MARGIN_PERCENT`.
+fn choose(candidates: &[Method], best: &[Duration]) -> Method {
+    let mut winner = 0;
+    for k in 1..candidates.len() {
+        if best[k] < best[winner] {
+            winner = k;
+        }
+    }
+    let margin = best[0].as_nanos() * u128::from(100 - MARGIN_PERCENT) / 100;
+    if winner != 0 && best[winner].as_nanos() < margin {
+        candidates[winner]
+    } else {
+        candidates[0]
+    }
+}
+
+/// Copies backwards in 256-byte blocks through a local buffer (the tail first).
+///
+/// # Safety
+/// As `std::ptr::copy_nonoverlapping`.
+unsafe fn backward_blocks(src: *const u8, dst: *mut u8, len: usize) {
+    const BLOCK: usize = 256;
     let mut end = len;
     let tail = len % BLOCK;
     if tail != 0 {
@@ -40,11 +317,182 @@ pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
     while end > 0 {
         end -= BLOCK;
         let mut block = [0u8; BLOCK];
-        // SAFETY: [end, end + BLOCK) is inside both ranges; `block` is a local buffer
-        // the compiler keeps in registers, so the block is loaded before it is stored.
+        // SAFETY: [end, end + BLOCK) is inside both ranges; `block` is a local buffer,
+        // so the block is loaded whole before it is stored.
         unsafe {
             std::ptr::copy_nonoverlapping(src.add(end), block.as_mut_ptr(), BLOCK);
             std::ptr::copy_nonoverlapping(block.as_ptr(), dst.add(end), BLOCK);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! The AVX2 copies. Every function here needs its CPU feature,
+    //! checked by `Method::candidates` before any of them can be chosen.
+    use std::arch::x86_64::*;
+
+    /// Bytes per step: eight 32-byte registers.
+    const STEP: usize = 256;
+
+    /// Forward in 128-byte steps to a 32-byte aligned destination, software
+    /// pipelined: step k+1 is loaded before step k is stored. A store then aliases
+    /// (modulo 4 KiB) at most source bytes that were already loaded whenever the
+    /// destination lies up to ~256 bytes above the source, so the aliasing placement
+    /// runs as fast as any other; aligned stores never split a cache line.
+    ///
+    /// # Safety
+    /// As `std::ptr::copy_nonoverlapping`, and the CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn forward(src: *const u8, dst: *mut u8, len: usize) {
+        if len < 256 {
+            // SAFETY: caller's contract.
+            return unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        }
+        // SAFETY: len >= 256, so every range below is inside both buffers: the first
+        // 32 bytes; then from `head` (< 32) on, 128-byte steps while a whole step
+        // fits, each loaded before the previous one is stored; then the rest. The
+        // first 32 bytes are stored twice, with the same values, which is harmless
+        // because the ranges do not overlap.
+        unsafe {
+            _mm256_storeu_si256(
+                dst as *mut __m256i,
+                _mm256_loadu_si256(src as *const __m256i),
+            );
+            let head = (dst as usize).wrapping_neg() & 31;
+            let mut held = load4(src.add(head));
+            let mut next = head + 128;
+            while len - next >= 128 {
+                let loaded = load4(src.add(next));
+                store4(dst.add(next - 128), held);
+                held = loaded;
+                next += 128;
+            }
+            store4(dst.add(next - 128), held);
+            std::ptr::copy_nonoverlapping(src.add(next), dst.add(next), len - next);
+        }
+    }
+
+    /// Backward in 256-byte steps (each loaded whole before it is stored), the head
+    /// of `len % 256` bytes last.
+    ///
+    /// # Safety
+    /// As `forward`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn backward(src: *const u8, dst: *mut u8, len: usize) {
+        let mut end = len;
+        while end >= STEP {
+            end -= STEP;
+            // SAFETY: [end, end + STEP) is inside both ranges.
+            unsafe {
+                let r = load8(src.add(end) as *const __m256i);
+                store8(dst.add(end) as *mut __m256i, r);
+            }
+        }
+        // SAFETY: the head, [0, end), is inside both ranges.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, end) };
+    }
+
+    /// Forward with non-temporal stores to a 32-byte aligned destination, then an
+    /// `sfence`, so the stores are ordered before any later store (a flag or a
+    /// counter that tells another PE the data is there) like ordinary ones.
+    ///
+    /// # Safety
+    /// As `forward`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn stream(src: *const u8, dst: *mut u8, len: usize) {
+        let head = (dst as usize).wrapping_neg() & 31;
+        let head = head.min(len);
+        // SAFETY: [0, head) is inside both ranges.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, head) };
+        let mut i = head;
+        while len - i >= 128 {
+            // SAFETY: [i, i + 128) is inside both ranges; `dst + i` is 32-byte
+            // aligned (head aligned it, steps are multiples of 32), as the
+            // non-temporal store requires; loads are unaligned.
+            unsafe {
+                let s = src.add(i) as *const __m256i;
+                let d = dst.add(i) as *mut __m256i;
+                let (a, b) = (_mm256_loadu_si256(s), _mm256_loadu_si256(s.add(1)));
+                let (c, e) = (_mm256_loadu_si256(s.add(2)), _mm256_loadu_si256(s.add(3)));
+                _mm256_stream_si256(d, a);
+                _mm256_stream_si256(d.add(1), b);
+                _mm256_stream_si256(d.add(2), c);
+                _mm256_stream_si256(d.add(3), e);
+            }
+            i += 128;
+        }
+        _mm_sfence();
+        // SAFETY: the rest, [i, len), is inside both ranges.
+        unsafe { std::ptr::copy_nonoverlapping(src.add(i), dst.add(i), len - i) };
+    }
+
+    /// Four unaligned 32-byte loads from `s`.
+    ///
+    /// # Safety
+    /// 128 bytes readable at `s`; AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn load4(s: *const u8) -> [__m256i; 4] {
+        let s = s as *const __m256i;
+        // SAFETY: caller's contract.
+        unsafe {
+            [
+                _mm256_loadu_si256(s),
+                _mm256_loadu_si256(s.add(1)),
+                _mm256_loadu_si256(s.add(2)),
+                _mm256_loadu_si256(s.add(3)),
+            ]
+        }
+    }
+
+    /// Four unaligned 32-byte stores to `d`.
+    ///
+    /// # Safety
+    /// 128 bytes writable at `d`; AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn store4(d: *mut u8, r: [__m256i; 4]) {
+        let d = d as *mut __m256i;
+        for (k, v) in r.into_iter().enumerate() {
+            // SAFETY: caller's contract.
+            unsafe { _mm256_storeu_si256(d.add(k), v) };
+        }
+    }
+
+    /// Eight unaligned 32-byte loads from `s`.
+    ///
+    /// # Safety
+    /// 256 bytes readable at `s`; AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn load8(s: *const __m256i) -> [__m256i; 8] {
+        // SAFETY: caller's contract. Written out, not a closure: a closure would not
+        // inherit the AVX2 feature.
+        unsafe {
+            [
+                _mm256_loadu_si256(s),
+                _mm256_loadu_si256(s.add(1)),
+                _mm256_loadu_si256(s.add(2)),
+                _mm256_loadu_si256(s.add(3)),
+                _mm256_loadu_si256(s.add(4)),
+                _mm256_loadu_si256(s.add(5)),
+                _mm256_loadu_si256(s.add(6)),
+                _mm256_loadu_si256(s.add(7)),
+            ]
+        }
+    }
+
+    /// Eight unaligned 32-byte stores to `d`.
+    ///
+    /// # Safety
+    /// 256 bytes writable at `d`; AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn store8(d: *mut __m256i, r: [__m256i; 8]) {
+        for (k, v) in r.into_iter().enumerate() {
+            // SAFETY: caller's contract.
+            unsafe { _mm256_storeu_si256(d.add(k), v) };
         }
     }
 }
@@ -54,8 +502,131 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Runs `m` on a copy of `len` bytes from offset `src_off` of a patterned buffer
+    /// to offset `dst_off` of a guarded one, and checks the copy and the guards.
+    fn check(m: Method, len: usize, src_off: usize, dst_off: usize) -> Result<(), String> {
+        let src: Vec<u8> = (0..len + src_off).map(|i| (i * 7 + 3) as u8).collect();
+        let mut dst = vec![0xAAu8; len + dst_off + 64];
+        // SAFETY: both ranges are in bounds of distinct vectors; `m` is a candidate.
+        unsafe {
+            m.run(
+                src.as_ptr().add(src_off),
+                dst.as_mut_ptr().add(dst_off),
+                len,
+            )
+        };
+        if dst[dst_off..dst_off + len] != src[src_off..src_off + len] {
+            return Err(format!(
+                "{m:?} len {len} src+{src_off} dst+{dst_off}: wrong bytes"
+            ));
+        }
+        if !dst[..dst_off]
+            .iter()
+            .chain(&dst[dst_off + len..])
+            .all(|&b| b == 0xAA)
+        {
+            return Err(format!(
+                "{m:?} len {len} src+{src_off} dst+{dst_off}: wrote outside"
+            ));
+        }
+        Ok(())
+    }
+
     #[test]
-    fn aliasing_placement_takes_the_backward_path_and_copies_exactly() {
+    fn every_method_copies_every_small_size_at_every_alignment() {
+        for m in Method::candidates() {
+            for len in 0..=1100 {
+                for (s, d) in [(0, 0), (1, 0), (0, 31), (16, 0), (0, 16), (33, 7)] {
+                    check(m, len, s, d).unwrap();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn candidates_include_memcpy_first_and_the_avx2_ones_when_the_cpu_has_it() {
+        let c = Method::candidates();
+        assert_eq!(c[0], Method::Memcpy);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(
+            c.contains(&Method::Stream32),
+            std::arch::is_x86_feature_detected!("avx2")
+        );
+    }
+
+    #[test]
+    fn size_classes_and_placements() {
+        assert_eq!(class(1024), 0);
+        assert_eq!(class(2047), 0);
+        assert_eq!(class(2048), 1);
+        assert_eq!(class(128 << 10), 7);
+        assert_eq!(class(32 << 20), CLASSES - 1);
+        assert_eq!(class(usize::MAX), CLASSES - 1);
+        let p = 0x10000 as *const u8;
+        assert_eq!(
+            placement(p, 0x20010 as *mut u8),
+            0,
+            "dst 16 above: aliasing"
+        );
+        assert_eq!(
+            placement(p, 0x20000 as *mut u8),
+            1,
+            "same offset: not aliasing"
+        );
+        assert_eq!(
+            placement(p, 0x1fff0 as *mut u8),
+            1,
+            "dst below: not aliasing"
+        );
+        assert_eq!(
+            placement(p, 0x20200 as *mut u8),
+            1,
+            "512 above: outside the window"
+        );
+    }
+
+    #[test]
+    fn unmeasured_classes_take_the_nearest_measured_choice() {
+        let mut row = [None; CLASSES];
+        row[3] = Some(Method::Backward);
+        row[6] = Some(Method::Memcpy);
+        let full = fill_nearest(&row);
+        assert_eq!(full[0], Method::Backward);
+        assert_eq!(full[4], Method::Backward);
+        assert_eq!(full[5], Method::Memcpy);
+        assert_eq!(full[CLASSES - 1], Method::Memcpy);
+        assert_eq!(fill_nearest(&[None; CLASSES]), [Method::Memcpy; CLASSES]);
+    }
+
+    #[test]
+    fn choose_keeps_memcpy_within_the_margin_and_takes_a_clear_winner() {
+        let c = [Method::Memcpy, Method::Backward];
+        let ns = Duration::from_nanos;
+        assert_eq!(choose(&c, &[ns(100), ns(97)]), Method::Memcpy);
+        assert_eq!(choose(&c, &[ns(100), ns(90)]), Method::Backward);
+        assert_eq!(choose(&c, &[ns(100), ns(150)]), Method::Memcpy);
+        assert_eq!(choose(&c, &[Duration::MAX, ns(5)]), Method::Backward);
+    }
+
+    #[test]
+    fn calibration_is_bounded_and_fills_every_class_with_a_candidate() {
+        let plan = calibrate();
+        // The budget, plus the set-up and one trial that may run past it (generous:
+        // debug builds on a loaded machine).
+        assert!(
+            plan.took < BUDGET + Duration::from_millis(500),
+            "{:?}",
+            plan.took
+        );
+        let candidates = Method::candidates();
+        for row in &plan.by_class {
+            assert!(row.iter().all(|m| candidates.contains(m)), "{plan:?}");
+            assert_eq!(row[CLASSES - 1], row[13], "above 8 MiB: the 8 MiB choice");
+        }
+    }
+
+    #[test]
+    fn aliasing_placement_copies_exactly() {
         let mut buf: Vec<u8> = (0..40_000).map(|i| (i % 251) as u8).collect();
         let (src, dst) = buf.split_at_mut(16_384);
         let want = src[..10_000].to_vec();
@@ -67,8 +638,16 @@ mod tests {
     }
 
     proptest! {
-        /// Any length and any relative placement copies exactly the bytes asked for
-        /// and touches nothing else.
+        /// Every method, any length up to a few KiB, any start and end alignment.
+        #[test]
+        fn every_method_copies_exactly(len in 0usize..6000, src_off in 0usize..128, dst_off in 0usize..128) {
+            for m in Method::candidates() {
+                prop_assert_eq!(check(m, len, src_off, dst_off), Ok(()));
+            }
+        }
+
+        /// Through the table: any length and any relative placement copies exactly the
+        /// bytes asked for and touches nothing else.
         #[test]
         fn copies_exactly(len in 0usize..9000, src_off in 0usize..4096, dst_off in 0usize..4096) {
             let src: Vec<u8> = (0..len + src_off).map(|i| (i * 7 + 3) as u8).collect();
