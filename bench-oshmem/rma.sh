@@ -8,6 +8,7 @@
 # Usage:  ./rma.sh [ROUNDS]        (default 3; run from anywhere)
 # Env:    OSH_RMA_REPS, OSH_RMA_ITERS, OSH_RMA_MIN, OSH_RMA_MAX -> both programs
 #         OUT  file for the raw JSON lines (default: a temporary file, removed)
+#         TWIN the shmemplus program (default target/release/rma_bw; e.g. an older build)
 # Needs:  oshcc/oshrun (apt-get install openmpi-bin libopenmpi-dev), python3, and
 #         `cargo build --release -p shmemplus-cli -p shmemplus-benches` done first.
 set -u
@@ -25,7 +26,7 @@ for tool in oshcc oshrun python3; do
         exit 0
     fi
 done
-twin="$root/target/release/rma_bw"
+twin="${TWIN:-$root/target/release/rma_bw}"
 launcher="$root/target/release/shmemrun"
 for f in "$twin" "$launcher"; do
     [ -x "$f" ] || { echo "rma.sh: $f missing: cargo build --release -p shmemplus-cli -p shmemplus-benches"; exit 1; }
