@@ -29,12 +29,13 @@ const TABLE_MIN_BYTES: usize = 1024;
 const MIN_SHIFT: u32 = 10;
 /// Size classes: powers of two from 1 KiB; the last one holds everything from 32 MiB.
 const CLASSES: usize = 16;
-/// The size classes the calibration measures (4 KiB, 16 KiB, ..., 1 MiB, 8 MiB, 1 KiB:
-/// the mid sizes first, so they are the last to be cut by `BUDGET`); every other
-/// class takes the choice of the measured class below it (`fill_floor`). At 8 MiB the two buffers spill
-/// out of the caches (which decides for or against non-temporal stores); measuring
-/// 32 MiB copies would cost tens of ms and 64 MiB of memory.
-const MEASURED: [usize; 7] = [2, 4, 6, 8, 10, 13, 0];
+/// The size classes the calibration measures: every one from 4 KiB to 1 MiB (the
+/// mid sizes first, so they are the last to be cut by `BUDGET`), then 8 MiB, then 1
+/// and 2 KiB. Every other class takes the choice of the measured class below it
+/// (`fill_floor`). At 8 MiB the two buffers spill out of this core's caches, which is
+/// what decides for or against non-temporal stores; 2 and 4 MiB still fit, and
+/// measuring 32 MiB copies would cost tens of ms and 64 MiB of memory.
+const MEASURED: [usize; 12] = [2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 0, 1];
 /// From this class up (8 MiB) only the aliasing placement is measured, with three
 /// trials and without the backward copy, and its choice serves both placements:
 /// copies this large cost ~1 ms each, and what decides there is whether the data
