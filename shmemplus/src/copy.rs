@@ -180,6 +180,17 @@ pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
         unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
         return;
     }
+    // SAFETY: forwarded to the caller.
+    unsafe { copy_by_plan(src, dst, len) }
+}
+
+/// The table's side of `copy_bytes`, kept out of line so that the small-copy path
+/// inlined into every put and get stays a length check and a `memcpy`.
+///
+/// # Safety
+/// As `copy_bytes`.
+#[inline(never)]
+unsafe fn copy_by_plan(src: *const u8, dst: *mut u8, len: usize) {
     let method = PLAN.get_or_init(calibrate).method(src, dst, len);
     // SAFETY: forwarded to the caller; `method` came from `candidates()`.
     unsafe { method.run(src, dst, len) }
