@@ -29,28 +29,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "common.h"
+
 #define MAX_REPS 101
 #define WARMUP 3
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static long env_long(const char *name, long dflt)
-{
-    const char *s = getenv(name);
-    if (!s || !*s) return dflt;
-    return strtol(s, NULL, 10);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static double median(double *t, int n)
 {
