@@ -26,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common.h"
+
 #if defined(SHMEM_MAJOR_VERSION) && defined(SHMEM_MINOR_VERSION) && \
     (SHMEM_MAJOR_VERSION > 1 || (SHMEM_MAJOR_VERSION == 1 && SHMEM_MINOR_VERSION >= 5))
 #define USE_TEAMS 1
@@ -47,29 +49,9 @@ static double t_local[MAX_REPS];
 static double t_max[MAX_REPS];
 static long amo_target;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static long env_long(const char *name, long dflt)
-{
-    const char *s = getenv(name);
-    if (!s || !*s) return dflt;
-    return strtol(s, NULL, 10);
-}
-
 static void init_psync(long *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) p[i] = SHMEM_SYNC_VALUE;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Max-reduce t_local[0..reps) over PEs into t_max; return median (valid on all PEs). */
