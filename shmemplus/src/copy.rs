@@ -120,7 +120,7 @@ impl Method {
     /// (the AVX2 methods need the CPU feature checked there).
     #[inline]
     unsafe fn run(self, src: *const u8, dst: *mut u8, len: usize) {
-        // SAFETY (all arms): the pointer contract is forwarded from the caller, and
+        // SAFETY: for every arm, the pointer contract is forwarded from the caller, and
         // each x86 method is only ever chosen from `candidates()`, which lists it
         // only when the CPU has the feature it needs.
         unsafe {
