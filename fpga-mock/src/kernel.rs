@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The RATSS node model of a kernel's time (MODEL.md §6):
+/// The RATSS node model of a kernel's time (`docs/model.md`, kernel time on a board):
 /// `t = PL / F + N * ops_per_element / (F * R)`.
 ///
 /// ```
