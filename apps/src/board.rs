@@ -1,5 +1,5 @@
-//! The timing of the applications' board kernels: a RATSS node model (MODEL.md section
-//! 6, `t = PL / F + N * ops_per_element / (F * R)`) whose throughput is a chosen multiple
+//! The timing of the applications' board kernels: a RATSS node model (docs/model.md
+//! §6, `t = PL / F + N * ops_per_element / (F * R)`) whose throughput is a chosen multiple
 //! of the CPU path's.
 //!
 //! This module owns the translation of "the board is S times faster than one CPU core"

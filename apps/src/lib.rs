@@ -5,12 +5,12 @@
 //! Modules:
 //! - [`cbir`]: images (synthetic generator, palette, loader), the colour
 //!   auto-correlogram, similarity and top-k, the distribution of images over CPUs and
-//!   boards, the correlogram board kernel, and the three gather approaches of MODEL.md
-//!   section 4 with their predictions.
+//!   boards, the correlogram board kernel, and the three gather approaches of docs/model.md
+//!   §4 with their predictions.
 //! - [`fft`]: the serial 2D FFT reference, the row-FFT board kernel and the corner turn
 //!   (distributed transpose).
 //! - [`board`]: the RATSS timing of a board kernel from a speed relative to the CPU path
-//!   (MODEL.md section 6).
+//!   (docs/model.md §6).
 //! - [`phases`]: wall-clock phase timing with barriers between phases, and the report's
 //!   formatting helpers.
 //! - [`rng`]: the small deterministic generator both applications draw their data from.

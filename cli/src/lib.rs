@@ -1,5 +1,5 @@
-//! shmemplus-cli: the launcher library behind `shmemrun` (and behind the jobs that
-//! `shmemplus bench` and the integration tests start), plus the `shmemplus` tool.
+//! shmemplus-cli: the `shmemplus` tool, and `launcher`, the job runtime (the
+//! `shmemplus-runtime` crate behind `shmemrun`) under its historical name.
 
 pub mod bench;
 pub mod info;

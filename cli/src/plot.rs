@@ -20,7 +20,9 @@ use plotters::style::{register_font, FontStyle};
 
 /// One curve: a label (a route name like "cpu-cpu put") and (bytes, MB/s) points.
 pub struct Curve {
+    /// The legend's name of the curve.
     pub label: String,
+    /// (transfer size in bytes, bandwidth in MB/s), in the order they are drawn.
     pub points: Vec<(u64, f64)>,
 }
 

@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The RATSS node model of a kernel's time (`docs/model.md`, kernel time on a board):
+/// The RATSS node model of a kernel's time (docs/model.md §6):
 /// `t = PL / F + N * ops_per_element / (F * R)`.
 ///
 /// ```

@@ -1,6 +1,6 @@
 //! Cost functions of one hop: how many seconds a transfer of `L` bytes takes.
 //!
-//! This module owns the two cost forms of the multilevel model (`docs/model.md`, hops and their costs): the
+//! This module owns the two cost forms of the multilevel model (docs/model.md §1): the
 //! LogGP-style latency/bandwidth form and the measured table interpolated log-log, and
 //! the split of a hop's time into the part that *occupies* the hop's resource
 //! (bandwidth-bound, serialised by contention) and the part that is pure *latency*

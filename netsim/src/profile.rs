@@ -670,7 +670,7 @@ mod tests {
         assert!((write.time(4 << 20) - 14.02e-3).abs() < 1e-9);
     }
 
-    /// docs/model.md, reference hop costs: the LogGP fit of the Novo-G network against the thesis points.
+    /// docs/model.md §7.3: the LogGP fit of the Novo-G network against the thesis points.
     #[test]
     fn novo_g_net_fit_within_3_percent() {
         let p = Profile::builtin("novo-g").expect("builtin");

@@ -251,9 +251,9 @@ pub(crate) fn register_handler(am: &AmEngine, boards: Arc<Boards>) {
             None => Err(format!("unknown atomic operation {}", opw & 0xff)),
             Some(_) if width != 4 && width != 8 => Err(format!("atomic width {width}")),
             Some(op) if place == 0 => match engine.heap_range(offset, width) {
-                // SAFETY: heap_range checked the word is inside this PE's heap; the
-                // requester checked its alignment against the object's element type.
                 Ok(ptr) if ptr as usize % width == 0 => {
+                    // SAFETY: heap_range checked the word's `width` bytes are inside this
+                    // PE's mapped heap, and the guard checked its alignment to `width`.
                     Ok(unsafe { apply_at(ptr, width, op, operand, cond) })
                 }
                 Ok(_) => Err(format!("misaligned atomic at heap offset {offset}")),

@@ -32,7 +32,7 @@ impl Conduit {
 }
 
 /// How transfers over several hops (a board read, the network, a board write) are
-/// split into packets that flow through the hops as a pipeline (MODEL.md section 3).
+/// split into packets that flow through the hops as a pipeline (docs/model.md §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PacketPolicy {
     /// The packet size the model predicts fastest for the route and size (default).

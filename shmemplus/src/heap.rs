@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-/// Minimum alignment of every allocation (DESIGN.md: at least 64 bytes).
+/// Minimum alignment of every allocation (docs/architecture.md §5.3: at least 64 bytes).
 pub const MIN_ALIGN: usize = 64;
 /// Allocations of at least this size are page-aligned, which keeps large copies away
 /// from 4 KiB aliasing between unrelated buffers.

@@ -1,9 +1,9 @@
 //! The launch protocol: the environment contract between a launcher (`shmemrun`, whose
-//! supervisor lives in the `shmemplus-cli` crate) and a PE, and the messages they
+//! job runtime is the `shmemplus-runtime` crate) and a PE, and the messages they
 //! exchange over the bootstrap socket.
 //!
 //! This module owns names and wire formats only. It must not hold launcher logic (that
-//! is `shmemplus_cli::launcher`) or PE start-up logic (that is `bootstrap`).
+//! is the `shmemplus_runtime` crate) or PE start-up logic (that is `bootstrap`).
 //!
 //! # Environment contract
 //!

@@ -28,6 +28,7 @@ mod atomic;
 mod bootstrap;
 pub mod config;
 mod copy;
+mod diag;
 mod emulate;
 pub mod error;
 mod fatal;

@@ -8,7 +8,7 @@ use crate::error::Error;
 /// The shape of a job: how many PEs, and how they sit on simulated nodes.
 ///
 /// PE `p` lives on node `p / pes_per_node`, with local rank `p % pes_per_node`
-/// (DESIGN.md, "Process model").
+/// (docs/architecture.md §4, "Process model").
 ///
 /// ```
 /// use shmemplus::Topology;

@@ -1,8 +1,13 @@
-//! Helpers shared by the integration tests: run a job of the test PE program through
-//! the launcher library (the code path of `shmemrun`) and check that it left nothing
-//! behind.
+//! Helpers shared by the integration tests, once: in the crate root, the job side (run
+//! a job of a PE program through the launcher library, the code path of `shmemrun`,
+//! check that it left nothing behind and what its PEs said) and the seeded hash every
+//! PE derives its data from; in [`pe`], the harness of the PE programs; in
+//! [`reference`], the serial references they check results against.
 
-use shmemplus_cli::launcher::{run_job, JobReport, JobSpec, OutputMode};
+pub mod pe;
+pub mod reference;
+
+use shmemplus_cli::launcher::{run_job, JobOutcome, JobReport, JobSpec, OutputMode};
 use std::time::Duration;
 
 /// Points the tuning cache of every job this test process starts at a private
@@ -20,9 +25,21 @@ pub fn isolate_cache() {
 /// Runs `program args...` as a job of `n` PEs with captured output, extra environment
 /// `env`, and a 60 s timeout so that no test can hang.
 pub fn run(program: &str, n: u32, args: &[&str], env: &[(&str, &str)]) -> JobReport {
+    run_with(program, n, None, args, env)
+}
+
+/// [`run`] with `ppn` PEs per node (`None`: one PE per node, `shmemrun`'s default).
+pub fn run_with(
+    program: &str,
+    n: u32,
+    ppn: Option<u32>,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> JobReport {
     isolate_cache();
     let mut spec = JobSpec::new(n, program);
     spec.args = args.iter().map(Into::into).collect();
+    spec.pes_per_node = ppn;
     spec.env = env.iter().map(|(k, v)| (k.into(), v.into())).collect();
     spec.output = OutputMode::Capture;
     spec.timeout = Some(Duration::from_secs(60));
@@ -86,6 +103,25 @@ pub fn dump(report: &JobReport) -> String {
         s += &format!("--- PE {pe} stdout:\n{o}--- PE {pe} stderr:\n{e}");
     }
     s
+}
+
+/// Asserts the job succeeded and every PE printed "PE <pe>: `mode` ok" (`case` names
+/// the job in the failure message).
+#[track_caller]
+pub fn assert_all_ok(report: &JobReport, mode: &str, case: &str) {
+    assert_eq!(
+        report.outcome,
+        JobOutcome::Success,
+        "{case}\n{}",
+        dump(report)
+    );
+    for (pe, out) in report.stdout.iter().enumerate() {
+        assert!(
+            out.contains(&format!("PE {pe}: {mode} ok")),
+            "{case}: PE {pe} did not report '{mode} ok'\n{}",
+            dump(report)
+        );
+    }
 }
 
 /// splitmix64: a well-mixed function of `x` (the PE programs derive their data from it,

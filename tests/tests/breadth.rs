@@ -5,9 +5,8 @@
 //! `shmemplus-test-pe` in one mode; a PE prints "PE <pe>: <mode> ok" only if every
 //! check it made held. CPU and board memory (`Place::Fpga(0)`), both conduits.
 
-use shmemplus_cli::launcher::{run_job, JobOutcome, JobReport, JobSpec, OutputMode};
-use shmemplus_tests::{assert_nothing_left, dump, isolate_cache};
-use std::time::Duration;
+use shmemplus_cli::launcher::JobReport;
+use shmemplus_tests::{assert_all_ok, run_with};
 
 const PE: &str = env!("CARGO_BIN_EXE_shmemplus-test-pe");
 
@@ -15,29 +14,7 @@ const PE: &str = env!("CARGO_BIN_EXE_shmemplus-test-pe");
 /// default), extra environment; captured output and the 60 s launcher timeout of the
 /// shared helpers, so no test can hang.
 fn job(n: u32, ppn: Option<u32>, args: &[&str], env: &[(&str, &str)]) -> JobReport {
-    isolate_cache();
-    let mut spec = JobSpec::new(n, PE);
-    spec.args = args.iter().map(Into::into).collect();
-    spec.pes_per_node = ppn;
-    spec.env = env.iter().map(|(k, v)| (k.into(), v.into())).collect();
-    spec.output = OutputMode::Capture;
-    spec.timeout = Some(Duration::from_secs(60));
-    let report = run_job(&spec).expect("the launcher could start the job");
-    assert_nothing_left(&report);
-    report
-}
-
-/// Asserts the job succeeded and every PE printed "PE <pe>: <mode> ok".
-#[track_caller]
-fn assert_ok(r: &JobReport, mode: &str, case: &str) {
-    assert_eq!(r.outcome, JobOutcome::Success, "{case}\n{}", dump(r));
-    for (pe, out) in r.stdout.iter().enumerate() {
-        assert!(
-            out.contains(&format!("PE {pe}: {mode} ok")),
-            "{case}: PE {pe} did not report '{mode} ok'\n{}",
-            dump(r)
-        );
-    }
+    run_with(PE, n, ppn, args, env)
 }
 
 /// Runs `args` on `n` PEs with the given conduit, PEs per node and profile, and
@@ -54,7 +31,7 @@ fn run_case(n: u32, ppn: Option<u32>, conduit: &str, profile: &str, args: &[&str
         env.push(("SHMEMPLUS_FPGAS", "1"));
     }
     let r = job(n, ppn, args, &env);
-    assert_ok(&r, &mode_name(args[0]), &case);
+    assert_all_ok(&r, &mode_name(args[0]), &case);
 }
 
 /// The word a mode prints before "ok".

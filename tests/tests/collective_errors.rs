@@ -6,7 +6,7 @@
 //! Jobs run `shmemplus-collective-errors-pe` on both conduits with one board per node.
 
 use shmemplus_cli::launcher::{ExitCause, JobOutcome, JobReport};
-use shmemplus_tests::{dump, run};
+use shmemplus_tests::{assert_all_ok, dump, run};
 
 const PE: &str = env!("CARGO_BIN_EXE_shmemplus-collective-errors-pe");
 
@@ -49,19 +49,6 @@ fn said(r: &JobReport, pe: u32, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Asserts the job ended by itself with success and PE `pe` printed "<mode> ok".
-#[track_caller]
-fn assert_ok(r: &JobReport, mode: &str) {
-    assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(r));
-    for pe in 0..N {
-        assert!(
-            r.stdout[pe as usize].contains(&format!("PE {pe}: {mode} ok")),
-            "PE {pe} did not report '{mode} ok'\n{}",
-            dump(r)
-        );
-    }
-}
-
 /// Asserts that the members of each team (the world, and PEs 1.. unless `world_only`)
 /// printed one and the same message for every case, and returns the world team's
 /// messages by case.
@@ -96,7 +83,7 @@ fn assert_same_everywhere(r: &JobReport, world_only: bool) -> Vec<String> {
 fn a_bad_argument_on_every_pe_gives_every_pe_the_same_error_and_the_team_goes_on() {
     for env in envs() {
         let r = run(PE, N, &["all-bad"], &env);
-        assert_ok(&r, "all-bad");
+        assert_all_ok(&r, "all-bad", &format!("{env:?}"));
         let msgs = assert_same_everywhere(&r, false);
         let root = &msgs[0];
         assert!(
@@ -127,7 +114,7 @@ fn a_bad_argument_on_one_pe_gives_every_pe_the_same_error_instead_of_a_hang() {
         for victim in [0, 1, N - 1] {
             let victim_s = victim.to_string();
             let r = run(PE, N, &["one-bad", &victim_s], &env);
-            assert_ok(&r, "one-bad");
+            assert_all_ok(&r, "one-bad", &format!("victim {victim}, {env:?}"));
             // The victim's errors, the same on every PE of every team it is in.
             let msgs = assert_same_everywhere(&r, victim == 0);
             // The message names the PE at fault (team and world numbers).
@@ -156,7 +143,7 @@ fn a_bad_argument_on_one_pe_gives_every_pe_the_same_error_instead_of_a_hang() {
 fn arguments_that_differ_between_pes_are_refused_alike() {
     for env in envs() {
         let r = run(PE, N, &["mismatch", "2"], &env);
-        assert_ok(&r, "mismatch");
+        assert_all_ok(&r, "mismatch", &format!("{env:?}"));
         // alloc's own symmetry check names this PE and the first that differs.
         for pe in 0..N {
             let msg = said(&r, pe, "alloc-overflow").unwrap_or_default();

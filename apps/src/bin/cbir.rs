@@ -3,7 +3,7 @@
 //! The database (synthetic, or a directory of images) is split over the nodes; inside a
 //! node between the CPUs of its PEs and its boards, in proportion to speed. Every image's
 //! colour auto-correlogram is compared with the query's; the boards' results are
-//! gathered on PE 0 in one of the three ways of MODEL.md section 4, sorted, and the top
+//! gathered on PE 0 in one of the three ways of docs/model.md §4, sorted, and the top
 //! k reported with the time of each phase and the model's prediction of the gather.
 //!
 //! ```text
@@ -70,7 +70,7 @@ struct Args {
     /// How many results to report.
     #[arg(long, value_name = "K", default_value_t = 10)]
     top_k: usize,
-    /// How the boards' results reach PE 0 (MODEL.md section 4): 1 = PE 0 gets from
+    /// How the boards' results reach PE 0 (docs/model.md §4): 1 = PE 0 gets from
     /// every board in turn; 2 = each node puts from each of its boards to PE 0; 3 = each
     /// node collects its boards into CPU memory, then sends one put.
     #[arg(long, value_name = "1|2|3", default_value_t = 2,

@@ -1,4 +1,4 @@
-//! Gathering the boards' results on the root PE, in the three ways of MODEL.md section 4,
+//! Gathering the boards' results on the root PE, in the three ways of docs/model.md §4,
 //! and the model's prediction of each.
 //!
 //! - Approach 1 ([`GatherApproach::OneGetEach`]): the root `get`s from every board of
@@ -106,7 +106,7 @@ pub fn gather(
 pub struct Prediction {
     /// Predicted seconds.
     pub seconds: f64,
-    /// The equation, as in MODEL.md.
+    /// The equation, as in docs/model.md §4.
     pub formula: &'static str,
     /// `Tr`: seconds to read one board's share into its host (`fpga_read`).
     pub tr_s: f64,

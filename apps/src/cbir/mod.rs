@@ -11,8 +11,8 @@
 //! - [`search`]: similarity (sum of absolute differences), result records and top-k;
 //! - [`plan`]: which images each node, CPU and board gets;
 //! - [`kernel`]: the correlogram board kernel and its bitfile;
-//! - [`gather`]: the three ways of gathering the boards' results on the root (MODEL.md
-//!   section 4) and the model's prediction for each.
+//! - [`gather`]: the three ways of gathering the boards' results on the root (docs/model.md
+//!   §4) and the model's prediction for each.
 //!
 //! An image is [`SIDE`] x [`SIDE`] pixels, one byte each, every byte a palette index
 //! below [`palette::COLOURS`].

@@ -27,7 +27,7 @@ enum Command {
         profile: Option<String>,
     },
     /// Predict transfer, best-packet, gather and kernel times with the multilevel
-    /// model (MODEL.md); measures nothing.
+    /// model (docs/model.md); measures nothing.
     Model(shmemplus_cli::model_cli::ModelArgs),
     /// Run the self-tuning pass (2 PEs on 2 nodes of the profile) and print the measured
     /// hop costs and the chosen packet sizes; --report also measures each choice.

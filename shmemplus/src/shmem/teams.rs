@@ -1,5 +1,5 @@
 //! The handle's team calls: the world and shared teams, `team_split_strided`,
-//! `team_split_2d`, `team_destroy`, `team_sync` and `barrier`.
+//! `team_split_2d`, `team_destroy`, `team_sync`, `barrier` and `barrier_all`.
 //!
 //! This module owns how the members of a parent team agree on a split (each publishes
 //! the call it makes, its free slots and highest barrier epoch in the parent's scratch
@@ -393,5 +393,50 @@ impl Inner {
                 (epoch_base, arrivals),
             )),
         }
+    }
+}
+
+impl Shmem {
+    /// Waits until every PE has called `barrier_all`, after completing this PE's puts
+    /// (`quiet`). Every put issued by any PE before the barrier is visible everywhere
+    /// after it.
+    pub fn barrier_all(&self) -> Result<()> {
+        self.live()?.barrier_all()
+    }
+}
+
+impl Inner {
+    pub(super) fn barrier_all(&self) -> Result<()> {
+        // A failed put is reported after the barrier: returning before it would leave
+        // every other PE waiting in it.
+        let completed = self.quiet();
+        let _coll = self.coll.lock().unwrap_or_else(|e| e.into_inner());
+        self.world_barrier();
+        completed
+    }
+
+    /// A barrier of the world team (no quiet).
+    pub(super) fn world_barrier(&self) {
+        let mut state = self.world.lock();
+        self.team_barrier(&self.world, &mut state);
+    }
+
+    /// The next barrier of `team` (no quiet); the caller holds the team's counters.
+    pub(super) fn team_barrier(&self, team: &TeamInner, state: &mut crate::team::TeamState) {
+        state.epoch += 1;
+        self.epoch_high.fetch_max(state.epoch, Ordering::Relaxed);
+        self.flush_wakes();
+        crate::team::barrier(
+            team,
+            state.epoch,
+            &self.segs,
+            &self.policy,
+            || self.am.pump_replies(),
+            |to| {
+                if let Some(emu) = &self.emulation {
+                    emu.message(to);
+                }
+            },
+        );
     }
 }

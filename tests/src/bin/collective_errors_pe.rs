@@ -19,6 +19,7 @@
 //! boards.
 
 use shmemplus::{Error, Place, ReduceOp, Shmem, SymVec, Team};
+use shmemplus_tests::pe::{e2s, exit_code, with_handle};
 use std::process::ExitCode;
 
 /// Elements per block.
@@ -28,42 +29,23 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mode = args.first().map(String::as_str).unwrap_or("");
     let num = |i: usize| args.get(i).and_then(|s| s.parse::<u32>().ok());
-    let shmem = match shmemplus::init() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("collective-errors-pe: init failed: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = match mode {
-        "all-bad" => bad_calls(&shmem, None, None),
+    let result = with_handle("collective-errors-pe", |shmem| match mode {
+        "all-bad" => bad_calls(shmem, None, None),
         "one-bad" => match num(1) {
-            Some(v) => bad_calls(&shmem, Some(v), args.get(2).map(String::as_str)),
+            Some(v) => bad_calls(shmem, Some(v), args.get(2).map(String::as_str)),
             None => Err("one-bad needs a victim PE".into()),
         },
         "mismatch" => match num(1) {
-            Some(v) => mismatches(&shmem, v),
+            Some(v) => mismatches(shmem, v),
             None => Err("mismatch needs a victim PE".into()),
         },
         "abort" => match (args.get(1), num(2)) {
-            (Some(call), Some(v)) => abort(&shmem, call, v),
+            (Some(call), Some(v)) => abort(shmem, call, v),
             _ => Err("abort needs a call and a victim PE".into()),
         },
         other => Err(format!("unknown mode '{other}'")),
-    };
-    match result.and_then(|()| shmem.finalize().map_err(|e| e.to_string())) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            // Exit at once: dropping the handle would finalize in a barrier that PEs
-            // stuck on this one never reach.
-            eprintln!("collective-errors-pe failed: {e}");
-            std::process::exit(1);
-        }
-    }
-}
-
-fn e2s(e: Error) -> String {
-    e.to_string()
+    });
+    exit_code("collective-errors-pe", result)
 }
 
 /// The symmetric objects the calls use (allocated on the world team).

@@ -3,6 +3,7 @@
 //! A PE prints what it checked and exits 0 only if every check held.
 
 use shmemplus::{Place, Shmem, SymVec};
+use shmemplus_tests::pe::{e2s, exit_code, place_arg};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -12,27 +13,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mode = args.first().map(String::as_str).unwrap_or("");
     let result = match mode {
-        "overlap" => match args.get(1).map(String::as_str) {
-            None | Some("cpu") => overlap(Place::Cpu),
-            Some("fpga") => overlap(Place::Fpga(0)),
-            Some(other) => Err(format!("unknown place '{other}' (cpu or fpga)")),
-        },
+        "overlap" => place_arg(args.get(1).map(String::as_str)).and_then(overlap),
         "secret" => secret(),
         "progress-panic" => progress_panic(),
         "blocked-handler" => blocked_handler(),
         other => Err(format!("unknown mode '{other}'")),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("misc-pe failed: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn e2s(e: shmemplus::Error) -> String {
-    e.to_string()
+    exit_code("misc-pe", result)
 }
 
 /// A byte pattern that differs at every shift of interest (period 251, a prime).

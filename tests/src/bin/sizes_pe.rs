@@ -8,40 +8,31 @@
 //!   (also when only one PE's size overflows), and the PEs stay in step afterwards.
 
 use shmemplus::{Error, Place, Shmem};
+use shmemplus_tests::pe::{e2s, exit_code, expect_err, with_handle};
 use std::process::ExitCode;
+
+/// The name failures are reported under.
+const PROGRAM: &str = "sizes-pe";
 
 fn main() -> ExitCode {
     let mode = std::env::args().nth(1).unwrap_or_default();
-    let result = shmemplus::init()
-        .map_err(|e| e.to_string())
-        .and_then(|shmem| {
-            match mode.as_str() {
-                "hello" => hello(&shmem),
-                "alloc-overflow" => alloc_overflow(&shmem),
-                other => Err(format!("unknown mode '{other}' (hello, alloc-overflow)")),
-            }
-            .and_then(|()| shmem.finalize().map_err(|e| e.to_string()))
-        });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sizes-pe: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    let result = with_handle(PROGRAM, |shmem| match mode.as_str() {
+        "hello" => hello(shmem),
+        "alloc-overflow" => alloc_overflow(shmem),
+        other => Err(format!("unknown mode '{other}' (hello, alloc-overflow)")),
+    });
+    exit_code(PROGRAM, result)
 }
 
 /// Every PE writes 100 * rank + 1 into the next PE's word and checks its own.
 fn hello(shmem: &Shmem) -> Result<(), String> {
     let (me, n) = (shmem.my_pe(), shmem.n_pes());
-    let word = shmem
-        .alloc::<u64>(1, Place::Cpu)
-        .map_err(|e| e.to_string())?;
+    let word = shmem.alloc::<u64>(1, Place::Cpu).map_err(e2s)?;
     shmem
         .p(&word, 0, 100 * u64::from(me) + 1, (me + 1) % n)
-        .map_err(|e| e.to_string())?;
-    shmem.barrier_all().map_err(|e| e.to_string())?;
-    let got = shmem.local_read_one(&word, 0).map_err(|e| e.to_string())?;
+        .map_err(e2s)?;
+    shmem.barrier_all().map_err(e2s)?;
+    let got = shmem.local_read_one(&word, 0).map_err(e2s)?;
     let left = (me + n - 1) % n;
     if got != 100 * u64::from(left) + 1 {
         return Err(format!(
@@ -50,23 +41,7 @@ fn hello(shmem: &Shmem) -> Result<(), String> {
         ));
     }
     println!("PE {me}: hello ok");
-    shmem.free(word).map_err(|e| e.to_string())
-}
-
-/// Checks that `r` is the error `want` names, with a message for the report.
-fn expect_err<T>(what: &str, r: shmemplus::Result<T>, want: &str) -> Result<(), String> {
-    let kind = match &r {
-        Ok(_) => "Ok",
-        Err(Error::SizeOverflow { .. }) => "SizeOverflow",
-        Err(Error::HeapExhausted { .. } | Error::BoardHeapExhausted { .. }) => "Exhausted",
-        Err(Error::NonSymmetric(_)) => "NonSymmetric",
-        Err(_) => "another error",
-    };
-    match r {
-        _ if kind == want => Ok(()),
-        Ok(_) => Err(format!("{what}: succeeded, expected {want}")),
-        Err(e) => Err(format!("{what}: expected {want}, got {kind}: {e}")),
-    }
+    shmem.free(word).map_err(e2s)
 }
 
 fn alloc_overflow(shmem: &Shmem) -> Result<(), String> {
@@ -78,29 +53,38 @@ fn alloc_overflow(shmem: &Shmem) -> Result<(), String> {
     for &place in &places {
         // The same overflowing size on every PE: SizeOverflow everywhere.
         let r = shmem.alloc::<u64>(usize::MAX / 4, place);
-        expect_err(&format!("{place}: u64 x usize::MAX/4"), r, "SizeOverflow")?;
+        expect_err(&format!("{place}: u64 x usize::MAX/4"), r, |e| {
+            matches!(e, Error::SizeOverflow { .. })
+        })?;
         // A size that fits in a usize but whose rounding to the heap's granule does
         // not (this wrapped to a 0-byte block in release builds): exhausted.
         let r = shmem.alloc::<u8>(usize::MAX - 10, place);
-        expect_err(&format!("{place}: u8 x usize::MAX-10"), r, "Exhausted")?;
+        expect_err(&format!("{place}: u8 x usize::MAX-10"), r, |e| {
+            matches!(
+                e,
+                Error::HeapExhausted { .. } | Error::BoardHeapExhausted { .. }
+            )
+        })?;
         // Only PE 0's size overflows: every PE learns the call was not symmetric,
         // none waits for the others.
         let len = if me == 0 { usize::MAX / 4 } else { 8 };
         let r = shmem.alloc::<u64>(len, place);
-        expect_err(&format!("{place}: only PE 0 overflows"), r, "NonSymmetric")?;
+        expect_err(&format!("{place}: only PE 0 overflows"), r, |e| {
+            matches!(e, Error::NonSymmetric(_))
+        })?;
         // The PEs are still in step: a real object works end to end.
-        let v = shmem.alloc::<u64>(8, place).map_err(|e| e.to_string())?;
+        let v = shmem.alloc::<u64>(8, place).map_err(e2s)?;
         let n = shmem.n_pes();
         shmem
             .put(&v, 0, &[u64::from(me) + 7], (me + 1) % n)
-            .map_err(|e| e.to_string())?;
-        shmem.barrier_all().map_err(|e| e.to_string())?;
-        let got = shmem.local_read_one(&v, 0).map_err(|e| e.to_string())?;
+            .map_err(e2s)?;
+        shmem.barrier_all().map_err(e2s)?;
+        let got = shmem.local_read_one(&v, 0).map_err(e2s)?;
         let left = (me + n - 1) % n;
         if got != u64::from(left) + 7 {
             return Err(format!("{place}: PE {me} holds {got} after the errors"));
         }
-        shmem.free(v).map_err(|e| e.to_string())?;
+        shmem.free(v).map_err(e2s)?;
         println!("PE {me}: {place} overflow ok");
     }
     Ok(())

@@ -30,9 +30,11 @@
 //! mismatches`; a mismatch or an error makes every PE exit non-zero. Works on both
 //! conduits (`SHMEMPLUS_CONDUIT=shm|am`) and with or without boards.
 
-use rand::{rngs::StdRng, Rng, SeedableRng};
+use rand::Rng;
 use shmemplus::{Error, Place, ReduceOp, Shmem, SymVec, Team};
 use shmemplus_tests::hash;
+use shmemplus_tests::pe::{fail_now, seeded};
+use shmemplus_tests::reference::{expected, Call, Collective};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -74,12 +76,8 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Err(e) => {
-            // Exit at once: finalizing would wait in a barrier for PEs that may be
-            // waiting for this one elsewhere; the launcher ends them.
-            eprintln!("soak: PE {}: error: {e}", shmem.my_pe());
-            std::process::exit(1);
-        }
+        // Exit at once: the launcher ends the PEs that wait for this one.
+        Err(e) => fail_now("soak", &format!("PE {}: {e}", shmem.my_pe())),
     }
 }
 
@@ -125,10 +123,6 @@ const S_CAS: u64 = 4;
 const S_COLL: u64 = 5;
 const S_DATA: u64 = 6;
 
-fn rng(parts: &[u64]) -> StdRng {
-    StdRng::seed_from_u64(hash(parts))
-}
-
 /// One put of the RMA phase: writer's piece `piece` of its slot on `target`.
 struct Put {
     target: u32,
@@ -141,7 +135,7 @@ struct Put {
 
 /// The puts writer `w` makes in round `r`.
 fn puts_of(seed: u64, r: u64, w: u32, n: u32, places: usize) -> Vec<Put> {
-    let mut g = rng(&[seed, S_RMA, r, u64::from(w)]);
+    let mut g = seeded(&[seed, S_RMA, r, u64::from(w)]);
     let count = g.random_range(1..=4);
     (0..count)
         .map(|piece| {
@@ -173,7 +167,7 @@ struct Amo {
 }
 
 fn amos_of(seed: u64, r: u64, w: u32, n: u32, places: usize) -> Vec<Amo> {
-    let mut g = rng(&[seed, S_AMO, r, u64::from(w)]);
+    let mut g = seeded(&[seed, S_AMO, r, u64::from(w)]);
     let count = g.random_range(1..=6);
     (0..count)
         .map(|_| Amo {
@@ -184,16 +178,6 @@ fn amos_of(seed: u64, r: u64, w: u32, n: u32, places: usize) -> Vec<Amo> {
             fetch: g.random_bool(0.5),
         })
         .collect()
-}
-
-/// Collective kinds of the collectives phase.
-#[derive(Debug, Clone, Copy)]
-enum Coll {
-    Broadcast,
-    Fcollect,
-    Collect,
-    Alltoall,
-    Reduce,
 }
 
 /// Symmetric objects, per place (index 0 is the CPU, then the boards used).
@@ -414,7 +398,7 @@ fn rma_phase(
         t.rma += 1;
     }
     // Gets: up to four pieces of random PEs' other buffer.
-    let mut g = rng(&[seed, S_GET, r, u64::from(me)]);
+    let mut g = seeded(&[seed, S_GET, r, u64::from(me)]);
     let mut pending = Vec::new();
     let mut got_now = Vec::new();
     for k in 0..g.random_range(1..=4usize) {
@@ -533,7 +517,7 @@ fn amo_phase(
         t.amo += 1;
     }
     // The race: every PE swaps in (old + 1 + its number) if the word still holds old.
-    let mut g = rng(&[seed, S_CAS, r]);
+    let mut g = seeded(&[seed, S_CAS, r]);
     let (home, place) = (g.random_range(0..n), g.random_range(0..np));
     let old = model.cas[place][home as usize];
     let seen = check(
@@ -597,14 +581,8 @@ fn coll_phase(
     let np = o.places.len();
     for c in 0..2u64 {
         // The same choice on every PE (the halves differ only in membership).
-        let mut g = rng(&[seed, S_COLL, r, c]);
-        let kind = [
-            Coll::Broadcast,
-            Coll::Fcollect,
-            Coll::Collect,
-            Coll::Alltoall,
-            Coll::Reduce,
-        ][g.random_range(0..5)];
+        let mut g = seeded(&[seed, S_COLL, r, c]);
+        let kind = Collective::ALL[g.random_range(0..Collective::ALL.len())];
         let team = teams[g.random_range(0..2)];
         let (sp, dp) = (g.random_range(0..np), g.random_range(0..np));
         let in_place = g.random_bool(0.25);
@@ -620,13 +598,13 @@ fn coll_phase(
         let count_of =
             |w: u32| (hash(&[seed, S_COLL, r, c, u64::from(w)]) % (BLOCK as u64 + 1)) as usize;
         let (src_len, out_len) = match kind {
-            Coll::Broadcast | Coll::Reduce => (nelems, nelems),
-            Coll::Fcollect => (nelems, nelems * m),
-            Coll::Collect => (count_of(me), (0..m).map(|j| count_of(world_of(j))).sum()),
-            Coll::Alltoall => (nelems * m, nelems * m),
+            Collective::Broadcast | Collective::Reduce => (nelems, nelems),
+            Collective::Fcollect => (nelems, nelems * m),
+            Collective::Collect => (count_of(me), (0..m).map(|j| count_of(world_of(j))).sum()),
+            Collective::Alltoall => (nelems * m, nelems * m),
         };
         let src = &o.coll_src[sp];
-        let same = in_place && matches!(kind, Coll::Broadcast | Coll::Reduce);
+        let same = in_place && matches!(kind, Collective::Broadcast | Collective::Reduce);
         let dst = if same { src } else { &o.coll_dst[dp] };
         let mine: Vec<u64> = (0..src_len).map(|i| val(me, i)).collect();
         check(shmem.local_write(src, 0, &mine), "collective source")?;
@@ -636,54 +614,19 @@ fn coll_phase(
             dst.place(),
             if same { " in place" } else { "" }
         );
-        match kind {
-            Coll::Broadcast => shmem.broadcast(team, dst, src, nelems, root),
-            Coll::Fcollect => shmem.fcollect(team, dst, src, nelems),
-            Coll::Collect => shmem.collect(team, dst, src, src_len).and_then(|total| {
-                if total == out_len {
-                    Ok(())
-                } else {
-                    Err(Error::InvalidArgument(format!(
-                        "collect returned {total} elements, want {out_len}"
-                    )))
-                }
-            }),
-            Coll::Alltoall => shmem.alltoall(team, dst, src, nelems),
-            Coll::Reduce => shmem.reduce(team, dst, src, nelems, op),
-        }
-        .map_err(|e| format!("{what}: {e}"))?;
+        let members: Vec<u32> = (0..m).map(world_of).collect();
+        let call = Call {
+            kind,
+            members: &members,
+            me: me_t,
+            nelems,
+            root: root as usize,
+            op,
+        };
+        call.run(shmem, team, dst, src, (src_len, out_len))
+            .map_err(|e| format!("{what}: {e}"))?;
         t.coll += 1;
-        let mut want = Vec::with_capacity(out_len);
-        match kind {
-            Coll::Broadcast => want.extend((0..nelems).map(|i| val(world_of(root as usize), i))),
-            Coll::Fcollect => {
-                for j in 0..m {
-                    want.extend((0..nelems).map(|i| val(world_of(j), i)));
-                }
-            }
-            Coll::Collect => {
-                for j in 0..m {
-                    let w = world_of(j);
-                    want.extend((0..count_of(w)).map(|i| val(w, i)));
-                }
-            }
-            Coll::Alltoall => {
-                for j in 0..m {
-                    want.extend((0..nelems).map(|i| val(world_of(j), me_t * nelems + i)));
-                }
-            }
-            Coll::Reduce => want.extend((0..nelems).map(|i| {
-                (1..m).fold(val(world_of(0), i), |acc, j| {
-                    let x = val(world_of(j), i);
-                    match op {
-                        ReduceOp::Sum => acc.wrapping_add(x),
-                        ReduceOp::Max => acc.max(x),
-                        ReduceOp::Min => acc.min(x),
-                        _ => acc ^ x,
-                    }
-                })
-            })),
-        }
+        let want = expected(&call, count_of, val);
         let mut got = vec![0u64; out_len];
         check(shmem.local_read(dst, 0, &mut got), "collective result")?;
         if let Some(i) = (0..out_len).find(|&i| got[i] != want[i]) {

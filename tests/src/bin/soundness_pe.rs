@@ -5,6 +5,7 @@
 //! on success and exits non-zero with a message on the first wrong result.
 
 use shmemplus::{Place, ReduceOp, Shmem, SymVec};
+use shmemplus_tests::pe::{e2s, exit_code, place_arg, with_handle};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -15,40 +16,23 @@ fn main() -> ExitCode {
             .and_then(|s| s.parse::<u64>().ok())
             .unwrap_or(default)
     };
-    let place = match args.get(1).map(String::as_str) {
-        Some("fpga") => Place::Fpga(0),
-        _ => Place::Cpu,
-    };
-    let shmem = match shmemplus::init() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("soundness-pe: init: {e}");
-            return ExitCode::FAILURE;
+    let result = with_handle("soundness-pe", |shmem| {
+        let me = shmem.my_pe();
+        let line = match args.first().map(String::as_str) {
+            Some("am-counters") => place_arg(args.get(1).map(String::as_str))
+                .and_then(|place| am_counters(shmem, place, arg(2, 20_000), arg(3, 2_000))),
+            Some("threaded-quiet") => {
+                threaded_quiet(shmem, arg(1, 4) as usize, arg(2, 300), arg(3, 1) as usize)
+            }
+            Some("split-race") => split_race(shmem, arg(1, 30)),
+            Some("split-mismatch") => split_mismatch(shmem),
+            other => Err(format!("unknown mode {other:?}")),
         }
-    };
-    let outcome = match args.first().map(String::as_str) {
-        Some("am-counters") => am_counters(&shmem, place, arg(2, 20_000), arg(3, 2_000)),
-        Some("threaded-quiet") => {
-            threaded_quiet(&shmem, arg(1, 4) as usize, arg(2, 300), arg(3, 1) as usize)
-        }
-        Some("split-race") => split_race(&shmem, arg(1, 30)),
-        Some("split-mismatch") => split_mismatch(&shmem),
-        other => Err(format!("unknown mode {other:?}")),
-    };
-    match outcome.and_then(|line| shmem.finalize().map(|_| line).map_err(|e| e.to_string())) {
-        Ok(line) => {
-            println!("PE {}: {line}", shmem.my_pe());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("soundness-pe: PE {} failed: {e}", shmem.my_pe());
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn e2s(e: shmemplus::Error) -> String {
-    e.to_string()
+        .map_err(|e| format!("PE {me}: {e}"))?;
+        println!("PE {me}: {line}");
+        Ok(())
+    });
+    exit_code("soundness-pe", result)
 }
 
 /// Every PE posts `adds` non-fetching `atomic_add(1)` and makes `fetches`

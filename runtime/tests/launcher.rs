@@ -9,7 +9,7 @@ use std::time::Duration;
 mod common;
 
 use common::{alive, group_members};
-use shmemplus_cli::launcher::{run_job, ExitCause, JobOutcome, JobSpec, LaunchError, OutputMode};
+use shmemplus_runtime::{run_job, ExitCause, JobOutcome, JobSpec, LaunchError, OutputMode};
 
 /// Safety net for every job: far longer than any test needs, shorter than `sleep 30`.
 const JOB_TIMEOUT: Duration = Duration::from_secs(25);
@@ -65,7 +65,7 @@ fn printed_pids(out: &str) -> Vec<u32> {
 
 /// Each PE printed the pid of one background child: none may survive, the job must
 /// have ended promptly, and no PE may be left.
-fn assert_background_children_gone(report: &shmemplus_cli::launcher::JobReport) {
+fn assert_background_children_gone(report: &shmemplus_runtime::JobReport) {
     for (pe, out) in report.stdout.iter().enumerate() {
         let pids = printed_pids(out);
         assert_eq!(pids.len(), 1);

@@ -2,80 +2,15 @@
 //! Every wait is bounded: jobs carry `--timeout`, and the test kills a `shmemrun` that
 //! does not end in time.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{alive, group_members};
-
-const SHMEMRUN: &str = env!("CARGO_BIN_EXE_shmemrun");
-/// Bound on every wait for shmemrun: loose enough for a loaded 2-core machine, below
-/// the jobs' `--timeout 25` and the `sleep 30` a broken teardown would wait for.
-const LIMIT: Duration = Duration::from_secs(20);
-
-/// Runs shmemrun to completion (bounded by its own --timeout 25 and by `LIMIT` here).
-/// The output must fit in the pipes (64 KiB), as it is read after the exit.
-fn shmemrun(args: &[&str]) -> Output {
-    let mut child = spawn_shmemrun(&[&["--timeout", "25"], args].concat());
-    wait_bounded(&mut child);
-    child.wait_with_output().unwrap()
-}
-
-/// Starts shmemrun with `args`, stdin closed and both outputs piped.
-fn spawn_shmemrun(args: &[&str]) -> Child {
-    Command::new(SHMEMRUN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Waits for `child` at most `LIMIT`; kills it and fails the test otherwise.
-fn wait_bounded(child: &mut Child) -> ExitStatus {
-    let until = Instant::now() + LIMIT;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("shmemrun did not end within {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Starts `shmemrun --tag-output -n N ARGS...` whose PEs each print one line first, and
-/// returns the child and those first lines' words after the `[pe N]` tag (one line per
-/// PE, in arrival order). Bounded by `LIMIT`.
-fn start_tagged(n: usize, args: &[&str]) -> (Child, Vec<Vec<String>>) {
-    let n_text = n.to_string();
-    let mut child =
-        spawn_shmemrun(&[&["-n", &n_text, "--timeout", "25", "--tag-output"], args].concat());
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut lines = Vec::new();
-    while lines.len() < n {
-        let Ok(line) = rx.recv_timeout(LIMIT) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("PEs did not start");
-        };
-        lines.push(line.split_whitespace().skip(2).map(String::from).collect());
-    }
-    (child, lines)
-}
+use common::{
+    alive, group_members, job_leftovers, shmemrun, start_tagged, wait_bounded, FAULT_PE, LIMIT,
+    SHMEMRUN,
+};
 
 #[test]
 fn failing_pe_sets_the_exit_status_and_is_named() {
@@ -122,19 +57,6 @@ fn inherited_output_and_arguments_pass_through() {
     let out = shmemrun(&["-n", "1", "sh", "-c", "echo \"$0 $1\"", "x", "-y"]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "x -y\n");
-}
-
-#[test]
-fn missing_program_and_bad_topology_are_clear_errors() {
-    let out = shmemrun(&["-n", "2", "/nonexistent/no-such-program"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(127), "stderr: {stderr}");
-    assert!(stderr.contains("/nonexistent/no-such-program"), "{stderr}");
-
-    let out = shmemrun(&["-n", "4", "--pes-per-node", "2", "--nodes", "3", "true"]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
-    assert!(stderr.contains("bad topology"), "{stderr}");
 }
 
 #[test]
@@ -202,13 +124,11 @@ fn pes_die_when_the_launcher_is_killed() {
 /// a listening socket.
 #[test]
 fn sigint_during_a_shmemplus_job_leaks_nothing() {
-    let tool = env!("CARGO_BIN_EXE_shmemplus");
-    let script = r#"echo "$$ $SHMEMPLUS_JOB_ID"; exec "$0" bench-pe --ops barrier --reps 1000000"#;
-    let (mut child, lines) = start_tagged(3, &["sh", "-c", script, tool]);
-    let pids: Vec<u32> = lines.iter().map(|w| w[0].parse().unwrap()).collect();
-    let job = lines[0][1].clone();
-    // Let the PEs map each other's heaps and enter their barrier loops.
-    std::thread::sleep(Duration::from_millis(500));
+    // The PEs print `ready <pid> <job id>` once their heaps are mapped and a first
+    // barrier is done; then they loop in barriers.
+    let (mut child, lines) = start_tagged(3, &[FAULT_PE, "barrier-loop"]);
+    let pids: Vec<u32> = lines.iter().map(|w| w[1].parse().unwrap()).collect();
+    let job = lines[0][2].clone();
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     // SAFETY: signalling our own child.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
@@ -217,18 +137,7 @@ fn sigint_during_a_shmemplus_job_leaks_nothing() {
     for pid in pids {
         assert!(!alive(pid), "PE {pid} survived Ctrl-C");
     }
-    let prefix = format!("shmemplus-{job}-");
-    let left: Vec<_> = std::fs::read_dir("/dev/shm")
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-        .collect();
-    assert!(left.is_empty(), "left in /dev/shm: {left:?}");
-    let sockets = std::fs::read_to_string("/proc/net/unix").unwrap();
-    assert!(
-        !sockets.contains(&format!("@shmemplus-{job}")),
-        "socket left"
-    );
+    assert_eq!(job_leftovers(&job), Vec::<String>::new());
 }
 
 #[test]

@@ -1,0 +1,59 @@
+//! `shmemplus-fault-pe`: a test tool, not for users. A real shmemplus PE (the library's
+//! own `init`, segments and barriers) that fails on demand, so the runtime's handling of
+//! each fault can be tested end to end through `shmemrun`.
+//!
+//! Usage: `shmemplus-fault-pe MODE [PE]`. After `init` and a first barrier every PE
+//! prints `ready <pid> <job id>` on stdout. Then, by mode:
+//!
+//! - `hello`: finalizes and exits 0.
+//! - `panic P`: PE `P` panics with `fault-pe: PE P panics on purpose`; the others wait
+//!   in a barrier until the launcher ends them.
+//! - `barrier-loop`: every PE runs barriers until something ends it (for a test that
+//!   kills one PE from outside); it gives up after 60 s, so it never runs forever.
+//!
+//! Exits 2 on a bad command line, 1 when `init` or a barrier fails.
+
+use std::time::{Duration, Instant};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mode = args.first().map(String::as_str).unwrap_or("");
+    let target = args.get(1).and_then(|p| p.parse::<u32>().ok());
+    let known = match mode {
+        "hello" | "barrier-loop" => true,
+        "panic" => target.is_some(),
+        _ => false,
+    };
+    if !known {
+        eprintln!("usage: shmemplus-fault-pe hello | panic PE | barrier-loop");
+        std::process::exit(2);
+    }
+    if let Err(e) = run(mode, target) {
+        eprintln!("fault-pe: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(mode: &str, target: Option<u32>) -> shmemplus::Result<()> {
+    let shmem = shmemplus::init()?;
+    let me = shmem.my_pe();
+    shmem.barrier_all()?;
+    let job = std::env::var(shmemplus::launch::ENV_JOB_ID).unwrap_or_default();
+    println!("ready {} {job}", std::process::id());
+    match mode {
+        "panic" => {
+            if Some(me) == target {
+                panic!("fault-pe: PE {me} panics on purpose");
+            }
+            shmem.barrier_all()?;
+        }
+        "barrier-loop" => {
+            let until = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < until {
+                shmem.barrier_all()?;
+            }
+        }
+        _ => {}
+    }
+    shmem.finalize()
+}

@@ -1,0 +1,278 @@
+//! `init`: reads the configuration, maps every PE's symmetric heap through the
+//! launcher's bootstrap, builds the handle's state and starts the progress thread,
+//! then prints the start-up report (`SHMEM_INFO`, `SHMEM_VERSION`) and self-tunes.
+//!
+//! This module owns start-up. It must not implement the bootstrap protocol
+//! (`bootstrap`), the segments (`segment`) or shutdown (`lifecycle`).
+
+#[cfg(debug_assertions)]
+use super::lifecycle::test_panic_progress_if_asked;
+use super::lifecycle::watch_progress;
+use super::{Collectives, Inner, PlaceHeap, Shmem, TuneSource};
+use crate::am::AmEngine;
+use crate::bootstrap::{self, BootstrapConn, LaunchEnv, PeHello};
+use crate::config::Config;
+use crate::diag;
+use crate::emulate::Emulation;
+use crate::error::{Error, Result};
+use crate::fpga::Boards;
+use crate::heap::HeapAllocator;
+use crate::segment::{JobSegments, Layout, Segment};
+use crate::sync::WaitPolicy;
+use crate::team::TeamInner;
+use crate::topology::Topology;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+static INITIALIZED: AtomicBool = AtomicBool::new(false);
+
+/// Starts this PE: reads the launcher's environment (or runs as a one-PE job without
+/// one), maps every PE's symmetric heap and starts the progress thread. Call once per
+/// process; clone the handle to use it from several threads.
+///
+/// Environment: `SHMEM_SYMMETRIC_SIZE` (heap bytes, e.g. `512M`), `SHMEM_DEBUG` (debug
+/// lines on stderr), `SHMEM_INFO` (print the configuration), `SHMEM_VERSION` (print
+/// the version), `SHMEMPLUS_CONDUIT=shm|am`, `SHMEMPLUS_AM_RING` (bytes per AM ring).
+///
+/// The library installs no `tracing` subscriber. Its warnings and debug notes are
+/// `tracing` events for a program that installs one (and filters them as it likes,
+/// with `RUST_LOG` say); in a program that installs none, warnings go to stderr as
+/// plain lines (`shmemplus: PE 0: warning: ...`), and debug notes too with
+/// `SHMEM_DEBUG`.
+///
+/// `init` removes the job secret `SHMEMPLUS_SECRET` from the process environment, so
+/// that programs this PE starts do not inherit it. Like `std::env::remove_var`, that
+/// must not race with C code reading the environment (`getenv`) on another thread:
+/// call `init` before starting threads that do, first thing in `main` at best.
+pub fn init() -> Result<Shmem> {
+    if INITIALIZED.swap(true, Ordering::AcqRel) {
+        return Err(Error::AlreadyInitialized);
+    }
+    let config = Config::from_env()?;
+    diag::set_debug(config.debug);
+    let profile = netsim::Profile::load(&config.profile).map_err(|e| Error::BadConfig {
+        var: "SHMEMPLUS_PROFILE",
+        why: e.to_string(),
+    })?;
+    // Before any thread of the library starts (see `take_from_env` for why that
+    // makes removing the secret from the environment sound).
+    let env = LaunchEnv::take_from_env()?;
+    let (me, topology, job_id) = match &env {
+        Some(e) => (e.pe, e.topology, Some(e.job_id.clone())),
+        None => (0, Topology::resolve(1, None, None)?, None),
+    };
+    let n = topology.n_pes as usize;
+    let layout = Layout::new(n, config.am_ring_bytes, config.symmetric_size)?;
+    let (segs, bootstrap) = match (&env, job_id) {
+        (Some(env), Some(job_id)) => map_job(env, &job_id, layout, &config)?,
+        _ => (
+            JobSegments {
+                me: 0,
+                segs: vec![Segment::anonymous(0, layout)?],
+            },
+            None,
+        ),
+    };
+    let segs = Arc::new(segs);
+    let emulation = Emulation::new(&profile, topology, segs.clone());
+    let policy = WaitPolicy::for_host(n).with_overrides(config.wait_spin, config.wait_yield);
+    let am = Arc::new(AmEngine::new(segs.clone(), policy));
+    let t = &profile.topology;
+    let boards = Arc::new(Boards::new(
+        config.fpgas.unwrap_or(t.boards_per_node),
+        t.board_memory,
+        topology.pes_per_node,
+        t.dma_min_bytes,
+        t.dma_align,
+    )?);
+    boards.register_handlers(&am);
+    crate::atomic::register_handler(&am, boards.clone());
+    let progress = watch_progress(me, am.start()?).inspect_err(|_| am.stop())?;
+    #[cfg(debug_assertions)]
+    test_panic_progress_if_asked(&am, me);
+    // Tags this handle's objects; only needs to differ from other handles' tags.
+    let job = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        ^ (u64::from(std::process::id()) << 32)
+        | 1;
+    let shmem = Shmem {
+        inner: Arc::new(Inner {
+            me,
+            topology,
+            job,
+            policy,
+            am,
+            segs,
+            finalized: AtomicBool::new(false),
+            world: Arc::new(TeamInner::new(
+                job,
+                (0, 1, topology.n_pes),
+                me,
+                0,
+                |pe| topology.node_of(pe),
+                (0, 0),
+            )),
+            shared: {
+                let ppn = topology.pes_per_node;
+                let start = topology.node_of(me) * ppn;
+                let size = ppn.min(topology.n_pes - start);
+                Arc::new(TeamInner::new(
+                    job,
+                    (start, 1, size),
+                    me,
+                    1,
+                    |pe| topology.node_of(pe),
+                    (0, 0),
+                ))
+            },
+            team_slots: Mutex::new(0b11),
+            epoch_high: std::sync::atomic::AtomicU64::new(0),
+            wakes: crate::wake::LazyWakes::new(n),
+            coll: Mutex::new(Collectives {
+                seq: 0,
+                heaps: std::iter::once(config.symmetric_size)
+                    // Each board's partition is mapped, so its size fits in usize.
+                    .chain((0..boards.count()).map(|_| boards.partition_bytes() as usize))
+                    .map(|size| PlaceHeap {
+                        alloc: HeapAllocator::new(size),
+                        high_water: 0,
+                    })
+                    .collect(),
+                bootstrap,
+            }),
+            progress: Mutex::new(Some(progress)),
+            profile,
+            emulation,
+            boards,
+            packet_policy: std::sync::atomic::AtomicU64::new(config.packet.encode()),
+            packet_cache: Mutex::new(std::collections::HashMap::new()),
+            tuning: Mutex::new(None),
+            config,
+        }),
+    };
+    shmem.announce();
+    let mode = shmem.inner.config.tune;
+    match shmem.retune(mode) {
+        Ok(TuneSource::Measured) => diag::debug(me, "self-tuning pass measured the hops"),
+        Ok(source) => diag::debug(me, format_args!("self-tuning: {source:?}")),
+        Err(e) => diag::warn(
+            me,
+            format_args!("self-tuning failed, packets come from the profile: {e}"),
+        ),
+    }
+    Ok(shmem)
+}
+
+/// Creates this PE's segment, exchanges names with every PE through the launcher, maps
+/// every segment, and unlinks its own name once all PEs have mapped it.
+pub(super) fn map_job(
+    env: &LaunchEnv,
+    job_id: &str,
+    layout: Layout,
+    config: &Config,
+) -> Result<(JobSegments, Option<BootstrapConn>)> {
+    if env.pe == 0 {
+        warn_if_shm_too_small(layout.total_bytes(), env.topology.n_pes as usize);
+    }
+    // An unguessable name, created exclusively: nobody can have made it first.
+    let mine = crate::segment::unique_name(job_id, env.pe)
+        .and_then(|name| Segment::create(&name, env.pe, layout).map(|seg| (seg, name)));
+    let mut conn = BootstrapConn::connect(env)?;
+    let hello = PeHello {
+        pid: std::process::id(),
+        segment: mine
+            .as_ref()
+            .map(|(_, name)| name.clone())
+            .map_err(|e| e.to_string()),
+        heap_bytes: config.symmetric_size as u64,
+        ring_bytes: config.am_ring_bytes as u64,
+        conduit: config.conduit.name().to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        profile: config.profile.clone(),
+    };
+    let encode =
+        |h: &PeHello| postcard::to_allocvec(h).map_err(|e| Error::Bootstrap(e.to_string()));
+    let all = conn.allgather(encode(&hello)?)?;
+    let hellos = all
+        .iter()
+        .map(|b| postcard::from_bytes::<PeHello>(b))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::Bootstrap(format!("malformed hello from a PE: {e}")))?;
+    let mut mine = Some(mine?.0);
+    bootstrap::check_hellos(&hellos)?;
+    let mut segs = Vec::with_capacity(hellos.len());
+    for (pe, h) in hellos.iter().enumerate() {
+        match (&h.segment, mine.take_if(|_| pe == env.pe as usize)) {
+            (_, Some(own)) => segs.push(own),
+            (Ok(peer), None) => segs.push(Segment::open(peer, pe as u32, layout)?),
+            (Err(why), None) => return Err(Error::Bootstrap(why.clone())),
+        }
+    }
+    // Round 1: every PE has mapped every segment; the names can go.
+    conn.allgather(Vec::new())?;
+    segs[env.pe as usize].unlink()?;
+    diag::debug(env.pe, format_args!("mapped {} segments", segs.len()));
+    Ok((
+        JobSegments {
+            me: env.pe as usize,
+            segs,
+        },
+        Some(conn),
+    ))
+}
+
+/// Heaps are backed lazily, so a /dev/shm smaller than the job's heaps only fails when
+/// the pages are touched (SIGBUS). Say so up front.
+pub(super) fn warn_if_shm_too_small(segment_bytes: usize, n_pes: usize) {
+    let Ok(st) = rustix::fs::statvfs("/dev/shm") else {
+        return;
+    };
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    let need = (segment_bytes as u64).saturating_mul(n_pes as u64);
+    if free < need {
+        diag::warn(
+            0,
+            format_args!(
+            "/dev/shm has {free} bytes free but {n_pes} PEs may use {need}: a PE that fills its \
+             heap past the free space dies with SIGBUS; lower SHMEM_SYMMETRIC_SIZE or grow /dev/shm"
+            ),
+        );
+    }
+}
+
+impl Shmem {
+    pub(super) fn announce(&self) {
+        let c = &self.inner.config;
+        if self.inner.me != 0 {
+            return;
+        }
+        if c.version {
+            println!(
+                "shmemplus {} (OpenSHMEM 1.5 API subset)",
+                env!("CARGO_PKG_VERSION")
+            );
+        }
+        if c.info {
+            let t = &self.inner.topology;
+            println!("shmemplus configuration:");
+            println!("  version              {}", env!("CARGO_PKG_VERSION"));
+            println!("  PEs                  {}", t.n_pes);
+            println!(
+                "  nodes                {} ({} PEs per node)",
+                t.nodes, t.pes_per_node
+            );
+            println!("  SHMEM_SYMMETRIC_SIZE {} bytes", c.symmetric_size);
+            println!("  SHMEMPLUS_CONDUIT    {}", c.conduit.name());
+            println!("  SHMEMPLUS_AM_RING    {} bytes", c.am_ring_bytes);
+            println!(
+                "  SHMEMPLUS_PROFILE    {} ({})",
+                self.inner.profile.name, self.inner.profile.source
+            );
+            println!(
+                "  SHMEM_DEBUG          {}",
+                if c.debug { "on" } else { "off" }
+            );
+        }
+    }
+}

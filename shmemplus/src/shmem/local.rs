@@ -1,0 +1,126 @@
+//! Access to this PE's own copy of a symmetric object: `local_read`/`local_write`
+//! (a DMA for board memory), the unsafe borrowing `local_slice`/`local_slice_mut`,
+//! and raw addresses (`local_addr`, `locate_addr`).
+//!
+//! This module owns the safety contract of those borrows. It must not reach another
+//! PE's memory (`rma` and `route` do).
+
+use super::{Place, Shmem, SymVec};
+use crate::error::{Error, Result};
+use bytemuck::Pod;
+
+impl Shmem {
+    pub(super) fn local_ptr<T: Pod>(
+        &self,
+        obj: &SymVec<T>,
+        index: usize,
+        count: usize,
+    ) -> Result<*mut u8> {
+        let inner = self.live()?;
+        if let Place::Fpga(b) = obj.place {
+            return Err(Error::PlaceUnavailable(format!(
+                "board {b} memory has no CPU address: copy it with local_read/local_write or get/put"
+            )));
+        }
+        let (offset, _) = self.locate(obj, index, count)?;
+        // SAFETY: `locate` checked the range against the object, which lies inside this
+        // PE's heap.
+        Ok(unsafe { inner.segs.mine().heap_base().add(offset) })
+    }
+
+    /// Copies `obj[index..index + dst.len()]` of this PE's own copy into `dst` (a local
+    /// load, no conduit involved; for an object on a board, a DMA read).
+    pub fn local_read<T: Pod>(&self, obj: &SymVec<T>, index: usize, dst: &mut [T]) -> Result<()> {
+        if obj.place != Place::Cpu {
+            return self.get(obj, index, dst, self.my_pe());
+        }
+        let p = self.local_ptr(obj, index, dst.len())?;
+        let dst: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        // SAFETY: `p` points at dst.len() in-bounds bytes of our own heap; `dst` is a
+        // private exclusive buffer. No reference to the shared bytes is created.
+        unsafe { crate::copy::copy_bytes(p, dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    /// Reads one element of this PE's own copy.
+    pub fn local_read_one<T: Pod>(&self, obj: &SymVec<T>, index: usize) -> Result<T> {
+        let mut v = T::zeroed();
+        self.local_read(obj, index, std::slice::from_mut(&mut v))?;
+        Ok(v)
+    }
+
+    /// Copies this PE's whole copy of `obj` into a new vector.
+    pub fn local_to_vec<T: Pod>(&self, obj: &SymVec<T>) -> Result<Vec<T>> {
+        let mut v = vec![T::zeroed(); obj.len()];
+        self.local_read(obj, 0, &mut v)?;
+        Ok(v)
+    }
+
+    /// Copies `src` into this PE's own copy at `index` (a local store).
+    pub fn local_write<T: Pod>(&self, obj: &SymVec<T>, index: usize, src: &[T]) -> Result<()> {
+        if obj.place != Place::Cpu {
+            // A DMA write into this PE's board, complete on return.
+            self.put(obj, index, src, self.my_pe())?;
+            return self.quiet();
+        }
+        let p = self.local_ptr(obj, index, src.len())?;
+        let src: &[u8] = bytemuck::cast_slice(src);
+        // SAFETY: as in `local_read`, in the other direction.
+        unsafe { crate::copy::copy_bytes(src.as_ptr(), p, src.len()) };
+        Ok(())
+    }
+
+    /// Borrows this PE's own copy of `obj` as a slice, without copying.
+    ///
+    /// # Safety
+    /// Other PEs can write this memory at any time with `put`. The caller must make sure
+    /// none does while the slice lives (for example: between two `barrier_all` calls
+    /// in a phase where no PE puts into `obj`), this PE included: no put, atomic or
+    /// `local_write` into `obj` on this PE while the slice lives. Prefer
+    /// [`Shmem::local_read`].
+    pub unsafe fn local_slice<T: Pod>(&self, obj: &SymVec<T>) -> Result<&[T]> {
+        let p = self.local_ptr(obj, 0, obj.len())?;
+        // SAFETY: in bounds and aligned (heap blocks are 64-byte aligned, T: Pod); the
+        // absence of concurrent writers is the caller's obligation (see above).
+        Ok(unsafe { std::slice::from_raw_parts(p as *const T, obj.len()) })
+    }
+
+    /// Borrows this PE's own copy of `obj` mutably, without copying.
+    ///
+    /// # Safety
+    /// As [`Shmem::local_slice`], and no other PE may read the memory either while the
+    /// slice lives, nor this PE other than through the slice (no `get`, `put_from` or
+    /// `local_read` of `obj` on this PE); and the caller must not hold two slices of
+    /// one object at once.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn local_slice_mut<T: Pod>(&self, obj: &SymVec<T>) -> Result<&mut [T]> {
+        let p = self.local_ptr(obj, 0, obj.len())?;
+        // SAFETY: as in `local_slice`; exclusivity is the caller's obligation.
+        Ok(unsafe { std::slice::from_raw_parts_mut(p as *mut T, obj.len()) })
+    }
+
+    /// The address of this PE's own copy of `obj` in this process (for interfaces
+    /// that deal in raw addresses, such as a C ABI). Valid while the handle lives.
+    pub fn local_addr<T: Pod>(&self, obj: &SymVec<T>) -> Result<*mut T> {
+        Ok(self.local_ptr(obj, 0, 0)?.cast())
+    }
+
+    /// Translates an address in this process back to (place, heap offset) if it lies
+    /// inside this PE's symmetric heap: the inverse of [`Shmem::local_addr`].
+    ///
+    /// ```
+    /// let shmem = shmemplus::init()?;
+    /// let v = shmem.alloc::<u32>(8, shmemplus::Place::Cpu)?;
+    /// let p = shmem.local_addr(&v)?;
+    /// let third = p.wrapping_add(2) as *const u8;
+    /// assert_eq!(shmem.locate_addr(third), Some((shmemplus::Place::Cpu, v.heap_offset() + 8)));
+    /// assert_eq!(shmem.locate_addr(std::ptr::null()), None);
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn locate_addr(&self, addr: *const u8) -> Option<(Place, usize)> {
+        let seg = self.inner.segs.mine();
+        let base = seg.heap_base() as usize;
+        let off = (addr as usize).checked_sub(base)?;
+        (off < seg.heap_bytes()).then_some((Place::Cpu, off))
+    }
+}

@@ -1,0 +1,322 @@
+//! Point-to-point synchronisation: `wait_until`, `test` and their all/any/some
+//! forms, `put_signal`, `signal_fetch` and `signal_wait_until`.
+//!
+//! This module owns reading this PE's own words atomically while it waits and the
+//! order of a signalled put (data, `fence`, signal). It must not implement how a PE
+//! sleeps (`sync` does) or how the bytes travel (`route`).
+//!
+//! # Ordering (OpenSHMEM 1.5 sections 9.8 and 9.9)
+//!
+//! - `put_signal` delivers the data before the signal: a PE that sees the signal (with
+//!   `signal_wait_until`, `wait_until` or `signal_fetch`) sees the data.
+//! - `wait_until` returns once the word satisfies the comparison; stores into the word
+//!   by other PEs are seen without polling a core to death: the waiter spins briefly,
+//!   yields, then sleeps on a futex that writers wake (puts wake lazily, at the
+//!   writer's next `quiet`, `fence`, barrier or wait; atomics and signals at once; a
+//!   sleeper also looks again every 50 ms).
+
+use super::{Place, Shmem, SymVec};
+use crate::atomic::{apply_at, AtomicInt, AtomicOp, Cmp, SignalOp};
+use crate::error::{Error, Result};
+use crate::sync::Poll;
+use bytemuck::Pod;
+
+impl Shmem {
+    /// Reads this PE's own `obj` word by word (atomically, so a concurrent atomic or
+    /// signal is never seen torn).
+    fn read_words<T: AtomicInt>(&self, obj: &SymVec<T>, out: &mut Vec<T>) -> Result<()> {
+        let inner = self.live()?;
+        let (offset, bytes) = self.locate(obj, 0, obj.len())?;
+        out.clear();
+        match obj.place {
+            Place::Cpu => {
+                let base = inner.segs.mine().heap_base();
+                // Word starts by stepping (no multiplication): every `at` is below
+                // offset + bytes, which `locate` checked.
+                for at in (offset..offset + bytes).step_by(T::WIDTH.max(1)) {
+                    // SAFETY: the word is inside this PE's heap (checked by `locate`)
+                    // and aligned (objects are 64-byte aligned, elements T-aligned).
+                    let bits = unsafe { apply_at(base.add(at), T::WIDTH, AtomicOp::Fetch, 0, 0) };
+                    out.push(T::from_bits(bits));
+                }
+            }
+            Place::Fpga(b) => {
+                let board = inner.boards.board(b)?;
+                out.resize(obj.len(), T::zeroed());
+                let _serial = inner.boards.atomic_lock();
+                board
+                    .read(offset as u64, bytemuck::cast_slice_mut(out))
+                    .map_err(|source| Error::Board { board: b, source })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until `check(words)` gives an answer, reading this PE's own `obj`.
+    fn wait_words<T: AtomicInt, R>(
+        &self,
+        obj: &SymVec<T>,
+        mut check: impl FnMut(&[T]) -> Option<R>,
+    ) -> Result<R> {
+        let inner = self.live()?;
+        let mut words = Vec::with_capacity(obj.len());
+        inner.flush_wakes();
+        inner
+            .policy
+            .wait(&inner.segs.mine().control().user_signal, || {
+                match self.read_words(obj, &mut words) {
+                    Ok(()) => {
+                        if let Some(answer) = check(&words) {
+                            return Poll::Ready(Ok(answer));
+                        }
+                    }
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+                inner.flush_wakes();
+                if inner.am.pump_replies() {
+                    Poll::Progress
+                } else {
+                    Poll::Idle
+                }
+            })
+    }
+
+    /// Waits until this PE's own `ivar[index] <cmp> value` holds
+    /// (`shmem_wait_until`). Another PE's put, atomic or signal makes it true.
+    ///
+    /// ```
+    /// use shmemplus::{Cmp, Place};
+    /// let shmem = shmemplus::init()?;
+    /// let flag = shmem.alloc::<u64>(1, Place::Cpu)?;
+    /// shmem.atomic_set(&flag, 0, 3, shmem.my_pe())?;
+    /// shmem.wait_until(&flag, 0, Cmp::Ge, 3)?;
+    /// assert!(shmem.test(&flag, 0, Cmp::Eq, 3)?);
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn wait_until<T: AtomicInt>(
+        &self,
+        ivar: &SymVec<T>,
+        index: usize,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<()> {
+        self.locate(ivar, index, 1)?;
+        self.wait_words(ivar, |w| cmp.holds(w[index], value).then_some(()))
+    }
+
+    /// Whether this PE's own `ivar[index] <cmp> value` holds now (`shmem_test`).
+    pub fn test<T: AtomicInt>(
+        &self,
+        ivar: &SymVec<T>,
+        index: usize,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<bool> {
+        self.locate(ivar, index, 1)?;
+        let mut words = Vec::new();
+        self.read_words(ivar, &mut words)?;
+        Ok(cmp.holds(words[index], value))
+    }
+
+    /// The indices of `ivars` taking part: those whose `skip` entry is false (all when
+    /// `skip` is `None`; OpenSHMEM's `status` array, where non-zero excludes).
+    fn included(len: usize, skip: Option<&[bool]>) -> Result<Vec<usize>> {
+        match skip {
+            None => Ok((0..len).collect()),
+            Some(s) if s.len() == len => Ok((0..len).filter(|&i| !s[i]).collect()),
+            Some(s) => Err(Error::InvalidArgument(format!(
+                "skip mask has {} entries for {len} variables",
+                s.len()
+            ))),
+        }
+    }
+
+    /// Waits until every included element of this PE's own `ivars` satisfies
+    /// `<cmp> value` (`shmem_wait_until_all`; `skip[i] == true` leaves element `i`
+    /// out).
+    pub fn wait_until_all<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        skip: Option<&[bool]>,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<()> {
+        let idx = Self::included(ivars.len(), skip)?;
+        self.wait_words(ivars, |w| {
+            idx.iter().all(|&i| cmp.holds(w[i], value)).then_some(())
+        })
+    }
+
+    /// Waits until some included element satisfies the comparison and returns its
+    /// index, or `None` at once if every element is skipped (`shmem_wait_until_any`).
+    pub fn wait_until_any<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        skip: Option<&[bool]>,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<Option<usize>> {
+        let idx = Self::included(ivars.len(), skip)?;
+        if idx.is_empty() {
+            return Ok(None);
+        }
+        self.wait_words(ivars, |w| {
+            idx.iter()
+                .copied()
+                .find(|&i| cmp.holds(w[i], value))
+                .map(Some)
+        })
+    }
+
+    /// Waits until at least one included element satisfies the comparison and returns
+    /// the indices of all that do (`shmem_wait_until_some`); empty at once if every
+    /// element is skipped.
+    pub fn wait_until_some<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        skip: Option<&[bool]>,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<Vec<usize>> {
+        let idx = Self::included(ivars.len(), skip)?;
+        if idx.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.wait_words(ivars, |w| {
+            let hits: Vec<usize> = idx
+                .iter()
+                .copied()
+                .filter(|&i| cmp.holds(w[i], value))
+                .collect();
+            (!hits.is_empty()).then_some(hits)
+        })
+    }
+
+    /// The included indices of `ivars` and which of them satisfy the comparison now.
+    fn test_now<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        skip: Option<&[bool]>,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<(usize, Vec<usize>)> {
+        let idx = Self::included(ivars.len(), skip)?;
+        let mut w = Vec::new();
+        self.read_words(ivars, &mut w)?;
+        let hits = idx
+            .iter()
+            .copied()
+            .filter(|&i| cmp.holds(w[i], value))
+            .collect();
+        Ok((idx.len(), hits))
+    }
+
+    /// Whether every included element satisfies the comparison now (`shmem_test_all`).
+    pub fn test_all<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        skip: Option<&[bool]>,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<bool> {
+        let (included, hits) = self.test_now(ivars, skip, cmp, value)?;
+        Ok(hits.len() == included)
+    }
+
+    /// An included element that satisfies the comparison now, if any (`shmem_test_any`).
+    pub fn test_any<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        skip: Option<&[bool]>,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<Option<usize>> {
+        Ok(self.test_now(ivars, skip, cmp, value)?.1.first().copied())
+    }
+
+    /// The included elements that satisfy the comparison now (`shmem_test_some`).
+    pub fn test_some<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        skip: Option<&[bool]>,
+        cmp: Cmp,
+        value: T,
+    ) -> Result<Vec<usize>> {
+        Ok(self.test_now(ivars, skip, cmp, value)?.1)
+    }
+
+    // ------------------------------------------------------------ signals
+
+    /// Puts `src` into `dest[index..]` on PE `pe`, then updates `sig[sig_index]` there
+    /// with `signal` (set or add): the data is delivered before the signal
+    /// (`shmem_put_signal`). Returns when `src` may be reused.
+    ///
+    /// ```
+    /// use shmemplus::{Cmp, Place, SignalOp};
+    /// let shmem = shmemplus::init()?;
+    /// let (data, sig) = (shmem.alloc::<u8>(4, Place::Cpu)?, shmem.alloc::<u64>(1, Place::Cpu)?);
+    /// let me = shmem.my_pe();
+    /// shmem.put_signal(&data, 0, b"ping", &sig, 0, 1, SignalOp::Add, me)?;
+    /// assert_eq!(shmem.signal_wait_until(&sig, 0, Cmp::Eq, 1)?, 1);
+    /// assert_eq!(shmem.local_to_vec(&data)?, b"ping");
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_signal<T: Pod>(
+        &self,
+        dest: &SymVec<T>,
+        index: usize,
+        src: &[T],
+        sig: &SymVec<u64>,
+        sig_index: usize,
+        signal: u64,
+        op: SignalOp,
+        pe: u32,
+    ) -> Result<()> {
+        // Check everything before moving anything.
+        self.live()?;
+        self.check_pe(pe)?;
+        self.locate(dest, index, src.len())?;
+        self.locate(sig, sig_index, 1)?;
+        self.put(dest, index, src, pe)?;
+        self.fence()?;
+        match op {
+            SignalOp::Set => self.atomic_set(sig, sig_index, signal, pe),
+            SignalOp::Add => self.atomic_add(sig, sig_index, signal, pe),
+        }
+    }
+
+    /// `put_signal`, completed by `quiet` (`shmem_put_signal_nbi`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn put_signal_nbi<T: Pod>(
+        &self,
+        dest: &SymVec<T>,
+        index: usize,
+        src: &[T],
+        sig: &SymVec<u64>,
+        sig_index: usize,
+        signal: u64,
+        op: SignalOp,
+        pe: u32,
+    ) -> Result<()> {
+        self.put_signal(dest, index, src, sig, sig_index, signal, op, pe)
+    }
+
+    /// This PE's own `sig[index]`, read atomically (`shmem_signal_fetch`).
+    pub fn signal_fetch(&self, sig: &SymVec<u64>, index: usize) -> Result<u64> {
+        self.atomic_fetch(sig, index, self.my_pe())
+    }
+
+    /// Waits until this PE's own `sig[index] <cmp> value` and returns the signal
+    /// (`shmem_signal_wait_until`).
+    pub fn signal_wait_until(
+        &self,
+        sig: &SymVec<u64>,
+        index: usize,
+        cmp: Cmp,
+        value: u64,
+    ) -> Result<u64> {
+        self.locate(sig, index, 1)?;
+        self.wait_words(sig, |w| cmp.holds(w[index], value).then_some(w[index]))
+    }
+}

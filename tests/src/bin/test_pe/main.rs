@@ -1,0 +1,100 @@
+//! `shmemplus-test-pe`: the PE program of the integration tests (`tests/jobs.rs`,
+//! `tests/breadth.rs`). Each mode is one scenario, named by the first argument; a PE
+//! prints what it checked and exits 0 only if every check held, so the tests can
+//! assert on the job's outcome and on each PE's output. This file only dispatches:
+//! the scenarios live in one module per feature, the harness they share in
+//! `shmemplus_tests::pe`.
+
+mod am;
+mod atomics;
+mod boards;
+mod collectives;
+mod emulation;
+mod errors;
+mod lifecycle;
+mod locks;
+mod rma;
+mod signals;
+mod teams;
+mod tuning;
+
+use shmemplus_tests::pe::{exit_code, place_arg, with_handle};
+use std::process::ExitCode;
+
+/// The name failures are reported under.
+const PROGRAM: &str = "test-pe";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mode = args.first().map(String::as_str).unwrap_or("");
+    let arg = |i: usize| args.get(i).and_then(|s| s.parse::<u64>().ok());
+    let place = |i: usize| place_arg(args.get(i).map(String::as_str));
+    let on_handle =
+        |scenario: &dyn Fn(&shmemplus::Shmem) -> Result<(), String>| with_handle(PROGRAM, scenario);
+    let result =
+        match mode {
+            "rma" => rma::rma(arg(1).unwrap_or(1), arg(2).unwrap_or(20) as usize),
+            "barrier" => rma::barrier_order(arg(1).unwrap_or(200)),
+            "nbi" => on_handle(&|shmem| {
+                rma::nbi(shmem, arg(1).unwrap_or(1), arg(2).unwrap_or(16) as usize)
+            }),
+            "nonsym-size" => errors::nonsym_size(),
+            "nonsym-order" => errors::nonsym_order(),
+            "bad-input" => errors::bad_input(),
+            "breadth-errors" => on_handle(&errors::breadth_errors),
+            "panic" => lifecycle::fail_after_barrier(arg(1).unwrap_or(1) as u32, false),
+            "kill" => lifecycle::fail_after_barrier(arg(1).unwrap_or(1) as u32, true),
+            "idle" => lifecycle::idle_barrier(),
+            "exit-early" => lifecycle::exit_early(),
+            "am" => am::am_messages(),
+            "emulation" => emulation::emulation(),
+            "emulated-idle" => emulation::emulated_idle(),
+            "barrier-latency" => on_handle(&emulation::barrier_latency),
+            "nbi-overlap" => on_handle(&emulation::nbi_overlap),
+            "routes" => boards::routes(arg(1).unwrap_or(1), arg(2).unwrap_or(30) as usize),
+            "board-errors" => boards::board_errors(),
+            "board-memory" => boards::board_memory(),
+            "tune" => tuning::tune_report(),
+            "atomics" => place(1).and_then(|p| {
+                on_handle(&|shmem| {
+                    atomics::atomics(
+                        shmem,
+                        p,
+                        arg(2).unwrap_or(2000) as usize,
+                        arg(3).unwrap_or(200) as usize,
+                        arg(4).unwrap_or(1),
+                    )
+                })
+            }),
+            "signals" => place(3).and_then(|data| {
+                place(4).and_then(|sig| {
+                    on_handle(&|shmem| {
+                        signals::signals(
+                            shmem,
+                            arg(1).unwrap_or(200),
+                            arg(2).unwrap_or(64 << 10) as usize,
+                            data,
+                            sig,
+                        )
+                    })
+                })
+            }),
+            "waits" => place(1)
+                .and_then(|p| on_handle(&|shmem| signals::waits(shmem, p, arg(2).unwrap_or(1)))),
+            "collectives" => on_handle(&|shmem| {
+                collectives::collectives(
+                    shmem,
+                    arg(1).unwrap_or(1),
+                    arg(2).unwrap_or(40) as usize,
+                    arg(3).unwrap_or(64) as usize,
+                    args.get(4).map(String::as_str) == Some("mixed"),
+                )
+            }),
+            "solo" => on_handle(&|shmem| collectives::solo(shmem, arg(1).unwrap_or(100))),
+            "teams" => on_handle(&|shmem| teams::teams(shmem, arg(1).unwrap_or(40) as usize)),
+            "locks" => place(2)
+                .and_then(|p| on_handle(&|shmem| locks::locks(shmem, arg(1).unwrap_or(200), p))),
+            other => Err(format!("unknown mode '{other}'")),
+        };
+    exit_code(PROGRAM, result)
+}
