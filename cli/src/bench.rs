@@ -37,8 +37,8 @@ pub struct BenchOptions {
     pub conduit: String,
     /// What to measure: any of rma, barrier, am, contention, packet-sweep (comma
     /// separated). `contention`: every PE but 0 puts 8 MiB to PE 0 at once, against one
-    /// alone. `packet-sweep`: remote FPGA -> FPGA puts of 4-32 MiB with no
-    /// packetization, every packet size, and the tuned (auto) one. Default:
+    /// alone. `packet-sweep`: remote FPGA -> FPGA puts of 4-32 MiB with the tuned
+    /// (auto) packet and every candidate of the model's packet search. Default:
     /// rma,barrier,am; none when `--routes` names only route groups.
     #[arg(long, value_delimiter = ',')]
     pub ops: Vec<String>,
@@ -462,16 +462,25 @@ type RecordFn<'a> = dyn Fn(&str, &str, usize, f64, f64, Option<f64>, Option<f64>
 /// Bytes each sender puts in the contention measurement.
 const CONTENTION_BYTES: usize = 8 << 20;
 
+/// A packet candidate of the sweep is measured unless the model predicts it this many
+/// times slower than no packetization (tiny packets of a large transfer on a slow DMA
+/// hop would take seconds per put and can only lose).
+const SWEEP_SKIP_FACTOR: f64 = 2.0;
+
 /// Remote FPGA -> FPGA puts (PE 0's board 0 to PE 1's board 0) of 4, 8, 16 and 32 MiB
-/// (up to `--max-size`): with no packetization, with every power-of-two packet from
-/// 64 KiB, and with the tuned packet (`auto`); measured put + quiet against the model.
+/// (up to `--max-size`): with the tuned packet (`auto`), and with every candidate of
+/// the model's packet search (`model::candidate_packets`: no packetization and every
+/// power of two from `model::MIN_PACKET`, less those the model predicts more than
+/// [`SWEEP_SKIP_FACTOR`] times slower than no packetization); the best candidate is
+/// the model's choice (`model::choose_packet`) over the measured medians. Measured
+/// put + quiet against the model.
 fn packet_sweep(
     shmem: &shmemplus::Shmem,
     opts: &BenchOptions,
     reps: usize,
     record: &RecordFn<'_>,
 ) -> Result<Vec<Record>, String> {
-    use shmemplus::PacketPolicy;
+    use shmemplus::{model, PacketPolicy};
     let err = |e: shmemplus::Error| e.to_string();
     let me = shmem.my_pe();
     let max = opts.max_size.max(4 << 20);
@@ -487,22 +496,26 @@ fn packet_sweep(
             shmem.profile().name
         );
         println!(
-            "{:>6} {:>10} {:>16} {:>16} {:>9} {:>9} {:>9}",
-            "size", "off MB/s", "tuned MB/s", "best MB/s", "tuned+%", "vs best%", "model%"
+            "{:>6} {:>10} {:>16} {:>16} {:>9} {:>9} {:>9} {:>8}",
+            "size",
+            "off MB/s",
+            "tuned MB/s",
+            "best MB/s",
+            "tuned+%",
+            "vs best%",
+            "model%",
+            "skipped"
         );
-        let mut size = 4 << 20;
+        let (local, remote) = (Some(Place::Fpga(0)), Place::Fpga(0));
+        let policy_of = |p: u64| match usize::try_from(p) {
+            Ok(p) if p > 0 => PacketPolicy::Bytes(p),
+            _ => PacketPolicy::Off,
+        };
+        let mut size: usize = 4 << 20;
         while size <= max {
-            let mut runs: Vec<(PacketPolicy, usize, f64, Option<f64>)> = Vec::new();
-            let mut policies = vec![PacketPolicy::Off, PacketPolicy::Auto];
-            let mut p: usize = 64 << 10;
-            while p < size {
-                policies.push(PacketPolicy::Bytes(p));
-                let Some(next) = p.checked_mul(2) else { break };
-                p = next;
-            }
-            for policy in policies {
+            // (packet bytes, measured seconds, modeled seconds) under `policy`.
+            let mut measure = |policy| -> Result<(usize, f64, Option<f64>), String> {
                 shmem.set_packet_policy(policy);
-                let (local, remote) = (Some(Place::Fpga(0)), Place::Fpga(0));
                 let packet = shmem
                     .route_packet_bytes(RmaOp::Put, local, remote, 1, size)
                     .map_err(err)?;
@@ -525,27 +538,51 @@ fn packet_sweep(
                 );
                 r.packet_bytes = Some(packet);
                 out.push(r);
-                runs.push((policy, packet, secs, model));
-            }
+                Ok((packet, secs, model))
+            };
+            let tuned = measure(PacketPolicy::Auto)?;
+            shmem.set_packet_policy(PacketPolicy::Off);
+            let off_model = shmem
+                .modeled_route_seconds(RmaOp::Put, local, remote, 1, size)
+                .map_err(err)?;
+            let mut skipped = 0;
+            let (best, all) = model::choose_packet(size as u64, |p| {
+                shmem.set_packet_policy(policy_of(p));
+                let predicted = shmem
+                    .modeled_route_seconds(RmaOp::Put, local, remote, 1, size)
+                    .map_err(err)?;
+                if p != 0
+                    && off_model
+                        .zip(predicted)
+                        .is_some_and(|(off, m)| m > SWEEP_SKIP_FACTOR * off)
+                {
+                    skipped += 1;
+                    return Ok(f64::INFINITY);
+                }
+                measure(policy_of(p)).map(|(_, secs, _)| secs)
+            })?;
+            let time_of = |p: u64| {
+                all.iter()
+                    .find(|&&(q, _)| q == p)
+                    .map(|&(_, t)| t)
+                    .ok_or("no measurement of a candidate")
+            };
+            let (off, best_secs) = (time_of(0)?, time_of(best)?);
+            let best_bytes = if best == 0 { size as u64 } else { best };
             let bw = |s: f64| size as f64 / s / 1e6;
-            let off = runs[0].2;
-            let tuned = &runs[1];
-            let best = runs
-                .iter()
-                .min_by(|a, b| a.2.total_cmp(&b.2))
-                .ok_or("no runs")?;
-            let model_err = tuned.3.map_or(0.0, |m| deviation(tuned.2, m));
+            let model_err = tuned.2.map_or(0.0, |m| deviation(tuned.1, m));
             println!(
-                "{:>6} {:>10.1} {:>9.1} ({:>5}) {:>9.1} ({:>5}) {:>+9.1} {:>+9.1} {:>+9.1}",
+                "{:>6} {:>10.1} {:>9.1} ({:>5}) {:>9.1} ({:>5}) {:>+9.1} {:>+9.1} {:>+9.1} {:>8}",
                 crate::info::human_bytes(size as u64),
                 bw(off),
-                bw(tuned.2),
-                crate::info::human_bytes(tuned.1 as u64),
-                bw(best.2),
-                crate::info::human_bytes(best.1 as u64),
-                (off / tuned.2 - 1.0) * 100.0,
-                (best.2 / tuned.2 - 1.0) * 100.0,
-                model_err
+                bw(tuned.1),
+                crate::info::human_bytes(tuned.0 as u64),
+                bw(best_secs),
+                crate::info::human_bytes(best_bytes),
+                (off / tuned.1 - 1.0) * 100.0,
+                (best_secs / tuned.1 - 1.0) * 100.0,
+                model_err,
+                skipped
             );
             let Some(next) = size.checked_mul(2) else {
                 break;

@@ -1,18 +1,22 @@
 //! The board: its configuration ([`BoardConfig`]), the DMA engine (aligned spans,
-//! exact-byte transfers, modeled cost per direction) and the control registers
-//! (configure a bitfile, GO a kernel).
+//! exact-byte transfers) and the control registers (configure a bitfile, GO a kernel).
 //!
-//! This module owns the DMA span rule, the bounds checks of host transfers, the charging
-//! of DMA channel timelines the caller provides, and which bitfile is loaded and how
-//! many kernels run. It must not know PEs, networks or routes, must not own channel
-//! timelines (they live in the caller's memory, e.g. a job's shared segment) and must
-//! not touch the mapping except through `memory`.
+//! This module owns the DMA span rule (how many bytes the engine really moves for a
+//! request, which is what a caller charges time for), the bounds checks of host
+//! transfers, and which bitfile is loaded and how many kernels run. It must not know
+//! PEs, networks or routes and must not touch the mapping except through `memory`.
+//!
+//! It must not cost DMA time either. The one source of a DMA's time is the cluster
+//! profile's `fpga_read` / `fpga_write` cost (`netsim`), which the library's emulation
+//! charges and the model (`shmemplus-model`) predicts with. A board cannot own that
+//! cost: the library charges a whole route at its initiator, including DMA on boards of
+//! other nodes that the initiating process does not hold, so the cost must be readable
+//! where no board is.
 
 use crate::error::BoardError;
 use crate::kernel::{self, Bitfile, KernelRun};
 use crate::memory::Mapping;
 use std::fmt;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// A board's settings.
@@ -21,7 +25,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// use fpga_mock::BoardConfig;
 /// let c = BoardConfig::default();
 /// assert_eq!((c.memory_bytes, c.dma_min_bytes, c.dma_align), (2 << 30, 32, 32));
-/// assert!(c.read_cost.is_none() && c.write_cost.is_none());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoardConfig {
@@ -33,11 +36,6 @@ pub struct BoardConfig {
     pub dma_min_bytes: u64,
     /// Alignment of DMA spans in bytes (default 32): a power of two.
     pub dma_align: u64,
-    /// Cost of a DMA read (board -> host) as a function of the span length; `None`
-    /// costs nothing.
-    pub read_cost: Option<netsim::Cost>,
-    /// Cost of a DMA write (host -> board); `None` costs nothing.
-    pub write_cost: Option<netsim::Cost>,
 }
 
 impl Default for BoardConfig {
@@ -46,8 +44,6 @@ impl Default for BoardConfig {
             memory_bytes: 2 << 30,
             dma_min_bytes: 32,
             dma_align: 32,
-            read_cost: None,
-            write_cost: None,
         }
     }
 }
@@ -82,15 +78,6 @@ impl BoardConfig {
                     self.dma_min_bytes, self.dma_align, self.memory_bytes
                 ))
             })?;
-        for (name, cost) in [
-            ("read_cost", &self.read_cost),
-            ("write_cost", &self.write_cost),
-        ] {
-            if let Some(cost) = cost {
-                cost.validate()
-                    .map_err(|e| BoardError::BadConfig(format!("{name}: {e}")))?;
-            }
-        }
         Ok(min_span)
     }
 }
@@ -100,17 +87,8 @@ fn round_up(x: u64, align: u64) -> Option<u64> {
     Some(x.checked_add(align - 1)? & !(align - 1))
 }
 
-/// A DMA direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Direction {
-    /// Board -> host.
-    Read,
-    /// Host -> board.
-    Write,
-}
-
-/// The aligned span the DMA engine actually moves for a request (what to charge time
-/// for).
+/// The aligned span the DMA engine actually moves for a request (what a caller charges
+/// DMA time for, with the profile's cost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DmaSpan {
     /// Start of the span in board memory (a multiple of `dma_align`).
@@ -281,8 +259,8 @@ impl Board {
     /// the net effect is exactly the requested bytes, and it is applied as such: bytes
     /// outside `[offset, offset + data.len())` never change, even if another thread
     /// writes them concurrently. A request past the memory end is
-    /// [`BoardError::OutOfRange`] and writes nothing. No modeled time passes here (see
-    /// [`Board::charge`]).
+    /// [`BoardError::OutOfRange`] and writes nothing. No modeled time passes here (the
+    /// caller charges the returned span).
     ///
     /// ```
     /// use fpga_mock::{Board, BoardConfig};
@@ -307,64 +285,6 @@ impl Board {
         let span = self.span(offset, byte_len(out.len()))?;
         self.mem.copy_out(offset, out)?;
         Ok(span)
-    }
-
-    /// The configured cost of one DMA of `span_len` bytes in direction `dir`, in
-    /// seconds, without contention; 0.0 if that direction has no cost.
-    ///
-    /// ```
-    /// use fpga_mock::{Board, BoardConfig, Direction};
-    /// let config = BoardConfig {
-    ///     memory_bytes: 4096,
-    ///     write_cost: Some(netsim::Cost::LogGp { latency: 1e-6, overhead: 0.0, gap: 0.0, bandwidth: 1e9 }),
-    ///     ..BoardConfig::default()
-    /// };
-    /// let board = Board::new(config)?;
-    /// assert!((board.dma_time(Direction::Write, 1000) - 2e-6).abs() < 1e-15);
-    /// assert_eq!(board.dma_time(Direction::Read, 1000), 0.0);
-    /// # Ok::<(), fpga_mock::BoardError>(())
-    /// ```
-    pub fn dma_time(&self, dir: Direction, span_len: u64) -> f64 {
-        self.cost(dir).map_or(0.0, |c| c.time(span_len))
-    }
-
-    /// Reserves the DMA channel timeline `channel` (memory the caller owns, e.g. in a
-    /// shared segment; one per direction and board) for a span of `span_len` bytes
-    /// starting no earlier than `start_ns` ([`netsim::now_ns`] clock), with the
-    /// configured cost; when it completes. `None` (and the timeline untouched) if that
-    /// direction costs nothing. Does not wait: see [`netsim::wait_until`].
-    ///
-    /// ```
-    /// use std::sync::atomic::AtomicU64;
-    /// use fpga_mock::{Board, BoardConfig, Direction};
-    /// let config = BoardConfig {
-    ///     memory_bytes: 4096,
-    ///     read_cost: Some(netsim::Cost::Table { points: vec![(32, 10e-6)] }),
-    ///     ..BoardConfig::default()
-    /// };
-    /// let board = Board::new(config)?;
-    /// let channel = AtomicU64::new(0);
-    /// let c = board.charge(Direction::Read, &channel, 0, 32).expect("reads cost time");
-    /// assert_eq!(c.delivered_ns, 10_000);
-    /// assert!(board.charge(Direction::Write, &channel, 0, 32).is_none());
-    /// # Ok::<(), fpga_mock::BoardError>(())
-    /// ```
-    pub fn charge(
-        &self,
-        dir: Direction,
-        channel: &AtomicU64,
-        start_ns: u64,
-        span_len: u64,
-    ) -> Option<netsim::Charge> {
-        self.cost(dir)
-            .map(|cost| netsim::charge_hop(channel, start_ns, cost, span_len))
-    }
-
-    fn cost(&self, dir: Direction) -> Option<&netsim::Cost> {
-        match dir {
-            Direction::Read => self.config.read_cost.as_ref(),
-            Direction::Write => self.config.write_cost.as_ref(),
-        }
     }
 
     /// Loads a bitfile, replacing the previous one. [`BoardError::Busy`] while a kernel
@@ -666,87 +586,14 @@ mod tests {
             dma_min_bytes: u64::MAX,
             ..d()
         }));
-        assert!(bad(BoardConfig {
-            read_cost: Some(netsim::Cost::Table { points: vec![] }),
-            ..d()
-        }));
-        assert!(bad(BoardConfig {
-            write_cost: Some(netsim::Cost::LogGp {
-                latency: 0.0,
-                overhead: 0.0,
-                gap: 0.0,
-                bandwidth: 0.0
-            }),
-            ..d()
-        }));
         // Alignment 1 and a minimum equal to the memory are fine.
         let b = Board::new(BoardConfig {
             memory_bytes: 100,
             dma_min_bytes: 100,
             dma_align: 1,
-            ..d()
         })
         .expect("board");
         assert_eq!(b.span(50, 1), Ok(span(0, 100)));
-    }
-
-    fn costed() -> Board {
-        Board::new(BoardConfig {
-            memory_bytes: 1 << 20,
-            // Novo-G-like: reads ~4x faster than writes.
-            read_cost: Some(netsim::Cost::LogGp {
-                latency: 2e-6,
-                overhead: 0.0,
-                gap: 0.0,
-                bandwidth: 1e9,
-            }),
-            write_cost: Some(netsim::Cost::Table {
-                points: vec![(32, 100e-6), (1 << 20, 4e-3)],
-            }),
-            ..BoardConfig::default()
-        })
-        .expect("board")
-    }
-
-    #[test]
-    fn dma_time_matches_the_cost() {
-        let b = costed();
-        assert!((b.dma_time(Direction::Read, 1000) - 3e-6).abs() < 1e-15);
-        assert_eq!(b.dma_time(Direction::Write, 32), 100e-6);
-        assert_eq!(b.dma_time(Direction::Write, 1 << 20), 4e-3);
-        let w = b.config().write_cost.as_ref().expect("write cost");
-        assert_eq!(b.dma_time(Direction::Write, 4096), w.time(4096));
-        assert_eq!(board(4096).dma_time(Direction::Read, 1 << 20), 0.0);
-    }
-
-    #[test]
-    fn charge_accumulates_on_a_shared_channel() {
-        let b = costed();
-        let s = b.write(5, &[1, 2, 3]).expect("write");
-        let channel = AtomicU64::new(0);
-        let one = b
-            .charge(Direction::Write, &channel, 1_000, s.len)
-            .expect("costed");
-        let two = b
-            .charge(Direction::Write, &channel, 1_000, s.len)
-            .expect("costed");
-        assert_eq!(one.delivered_ns, 1_000 + 100_000);
-        assert_eq!(
-            two.delivered_ns,
-            1_000 + 2 * 100_000,
-            "queued behind the first"
-        );
-        assert_eq!(channel.load(std::sync::atomic::Ordering::Relaxed), 201_000);
-        // Reads: occupancy 1 us for 1000 bytes, latency 2 us on top (not queued).
-        let rc = AtomicU64::new(0);
-        let r1 = b.charge(Direction::Read, &rc, 0, 1000).expect("costed");
-        let r2 = b.charge(Direction::Read, &rc, 0, 1000).expect("costed");
-        assert_eq!((r1.injected_ns, r1.delivered_ns), (1_000, 3_000));
-        assert_eq!((r2.injected_ns, r2.delivered_ns), (2_000, 4_000));
-        // Free directions charge nothing and leave the timeline alone.
-        let free = AtomicU64::new(7);
-        assert!(board(4096).charge(Direction::Read, &free, 0, 32).is_none());
-        assert_eq!(free.load(std::sync::atomic::Ordering::Relaxed), 7);
     }
 
     #[test]

@@ -1,16 +1,16 @@
 //! `fpga-mock`: mock FPGA boards for shmemplus.
 //!
 //! A [`Board`] has sparse, lazily backed memory (a 2 GiB board costs only the pages
-//! touched), a DMA engine that moves aligned spans with a modeled cost per direction
-//! ([`Board::write`], [`Board::read`], [`Board::span`], [`Board::charge`]), a
-//! configuration step that loads a [`Bitfile`] (a named set of [`Kernel`]s), and GO/DONE
-//! control: [`Board::start`] runs a kernel on a worker thread and its [`KernelRun`]
+//! touched), a DMA engine that moves aligned spans ([`Board::write`], [`Board::read`],
+//! [`Board::span`]; the span is what a caller charges DMA time for, with the cluster
+//! profile's cost, which the board does not hold), a configuration step that loads a
+//! [`Bitfile`] (a named set of [`Kernel`]s), and GO/DONE control: [`Board::start`] runs a kernel on a worker thread and its [`KernelRun`]
 //! reports DONE once the result is computed *and* the modeled kernel time (RATSS,
 //! [`KernelTiming::seconds`]) has elapsed.
 //!
 //! Modules:
-//! - [`board`]: the board: configuration, DMA spans and exact-byte transfers, DMA
-//!   timing, bitfile loading and kernel launch.
+//! - [`board`]: the board: configuration, DMA spans and exact-byte transfers, bitfile
+//!   loading and kernel launch.
 //! - [`kernel`]: kernels, bitfiles, the kernel timing model, the memory view a kernel
 //!   sees, and the GO/DONE handle.
 //! - [`kernels`]: the shipped standard bitfile.
@@ -43,7 +43,7 @@ pub mod kernel;
 pub mod kernels;
 mod memory;
 
-pub use board::{Board, BoardConfig, Direction, DmaSpan};
+pub use board::{Board, BoardConfig, DmaSpan};
 pub use error::BoardError;
 pub use kernel::{
     Bitfile, ElementsFn, Kernel, KernelBody, KernelDone, KernelMemory, KernelRun, KernelStatus,

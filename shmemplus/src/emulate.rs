@@ -19,9 +19,11 @@
 //! clock of an operation starts before its copies, so the real copying hides inside
 //! the modeled time. A get is a 0-byte request followed by the reply's hops.
 
+use crate::model;
 use crate::segment::JobSegments;
 use crate::topology::Topology;
 use netsim::{Cost, Profile};
+use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -283,26 +285,22 @@ impl Emulation {
             .map_or(0.0, |(_, delivered)| delivered as f64 * 1e-9)
     }
 
-    /// The packet size that the model predicts fastest for `bytes` along the route
-    /// `hops_of` describes: a power of two from 64 KiB below `bytes`, or `bytes` (no
-    /// packetization) when splitting does not pay.
+    /// The packet size that the model's one packet search (`model::choose_packet`)
+    /// finds fastest for `bytes` along the route `hops_of` describes, timing each
+    /// candidate by this emulation's own charging on private timelines
+    /// ([`Emulation::modeled_packets`]): a power of two from `model::MIN_PACKET` below
+    /// `bytes`, or `bytes` (no packetization) when splitting does not pay.
     pub fn best_packet(
         &self,
         bytes: usize,
         hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
     ) -> usize {
-        let mut best = (bytes, self.modeled_packets(bytes, bytes, hops_of));
-        let mut p: usize = 64 << 10;
-        while p < bytes {
-            let t = self.modeled_packets(bytes, p, hops_of);
-            if t < best.1 * 0.999 {
-                best = (p, t);
-            }
-            // Doubling past usize::MAX ends the candidates (never wraps to 0).
-            let Some(next) = p.checked_mul(2) else { break };
-            p = next;
-        }
-        best.0
+        // A candidate is below `bytes`, so it fits a usize; 0 is no packetization.
+        let packet = |p: u64| usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(bytes);
+        let Ok((best, _)) = model::choose_packet(bytes as u64, |p| {
+            Ok::<f64, Infallible>(self.modeled_packets(bytes, packet(p), hops_of))
+        });
+        packet(best)
     }
 
     /// A blocking transfer along `hops` (a get, a local DMA): waits until delivered.

@@ -46,8 +46,6 @@ impl Boards {
                     memory_bytes: partition_bytes,
                     dma_min_bytes,
                     dma_align,
-                    read_cost: None,
-                    write_cost: None,
                 })
                 .map_err(|source| Error::Board { board: b, source })
             })

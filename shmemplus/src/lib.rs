@@ -35,7 +35,6 @@ mod fatal;
 mod fpga;
 mod heap;
 pub mod launch;
-pub mod model;
 mod reduce;
 mod segment;
 mod shmem;
@@ -53,6 +52,8 @@ pub use fpga_mock;
 pub use netsim;
 pub use reduce::{ReduceOp, Reducible};
 pub use shmem::{init, Place, Shmem, SymVec, TuneSource};
+/// The multilevel communication model: the `shmemplus-model` crate, a leaf over `netsim`.
+pub use shmemplus_model as model;
 pub use team::Team;
 pub use topology::Topology;
 

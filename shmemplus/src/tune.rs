@@ -1,18 +1,23 @@
-//! The self-tuning pass (MODEL.md section 5): measure each hop on the running job's
-//! profile and topology, fit its cost as a table of measured points, choose the packet
-//! size of the board-to-board route for each size bucket from the fitted costs with
-//! the k-stage model, and keep the result in a cache file so later runs start at once.
+//! The self-tuning pass (`docs/model.md`, self-tuning): measure each hop on the running
+//! job's profile and topology, fit its cost as a table of measured points, choose the
+//! packet size of the board-to-board route for each size bucket from the fitted costs
+//! with the k-stage model and the model's one packet search (`model::choose_packet`),
+//! and keep the result in a cache file so later runs start at once.
 //!
 //! This module owns the tuning result, its cache file and the choice of packets from
 //! measured costs. It must not charge time or move data itself: `shmem::Shmem::retune`
 //! runs the measurements through the public put/get paths and calls in here.
 
+use crate::model;
 use netsim::Cost;
 use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 
-/// Transfer sizes at which each hop is measured.
-pub const PROBE_SIZES: [u64; 5] = [4 << 10, 64 << 10, 512 << 10, 2 << 20, 8 << 20];
+/// Transfer sizes at which each hop is measured. The smallest is the model's smallest
+/// packet ([`model::MIN_PACKET`]), so a packet is never chosen from costs extrapolated
+/// below the first measured point.
+pub const PROBE_SIZES: [u64; 5] = [model::MIN_PACKET, 64 << 10, 512 << 10, 2 << 20, 8 << 20];
 /// Size buckets (powers of two) for which a packet size is chosen.
 pub const BUCKETS: [u64; 7] = [
     512 << 10,
@@ -63,16 +68,12 @@ impl Tuning {
         t.packets = BUCKETS
             .iter()
             .map(|&d| {
-                let mut best = (d, t.predict(d, d));
-                let mut p = 4096;
-                while p < d {
-                    let time = t.predict(d, p);
-                    if time < best.1 * 0.999 {
-                        best = (p, time);
-                    }
-                    p *= 2;
-                }
-                (d, best.0)
+                // The model's one packet search; its "no packetization" (0) is stored as
+                // a packet of the whole bucket.
+                let Ok((best, _)) = model::choose_packet(d, |p| {
+                    Ok::<f64, Infallible>(t.predict(d, if p == 0 { d } else { p }))
+                });
+                (d, if best == 0 { d } else { best })
             })
             .collect();
         t
@@ -81,7 +82,7 @@ impl Tuning {
     /// The predicted time of a board-to-board transfer of `d` bytes in packets of `p`
     /// through the three hops, from the measured costs: the first packet pays every
     /// hop in full, each further one the slowest hop's occupancy (the k-stage form of
-    /// MODEL.md section 3, with occupancy in place of time for the steady state, so a
+    /// `docs/model.md`, packetized pipelined transfers, with occupancy in place of time for the steady state, so a
     /// latency that overlaps between packets is not counted N times), but no less than
     /// the window of packets in flight allows.
     pub fn predict(&self, d: u64, p: u64) -> f64 {
@@ -258,6 +259,23 @@ mod tests {
         assert!(p32 < 32 << 20 && p32.is_power_of_two(), "{p32}");
         assert_eq!(t.packet_for(100 << 20), t.packet_for(32 << 20));
         assert!(t.cost("net").is_some() && t.cost("nothing").is_none());
+    }
+
+    #[test]
+    fn packets_are_the_model_search_over_the_prediction() {
+        let t = sample("k");
+        for &(d, p) in &t.packets {
+            let whole = |q: u64| if q == 0 { d } else { q };
+            let (best, all) =
+                model::choose_packet(d, |q| Ok::<f64, Infallible>(t.predict(d, whole(q)))).unwrap();
+            let none = t.predict(d, d);
+            assert!(all.iter().all(|&(q, _)| q == 0 || q >= model::MIN_PACKET));
+            assert_eq!(p, whole(best), "bucket {d}");
+            assert!(
+                t.predict(d, p) <= none,
+                "bucket {d}: the choice is no slower than none"
+            );
+        }
     }
 
     #[test]
