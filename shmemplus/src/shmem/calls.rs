@@ -3,6 +3,9 @@
 //! team's call words, and the pure check every member runs on every member's
 //! descriptor (`agree`, `validate`), so that all reach the same verdict.
 //!
+//! Length: about 440 lines of code and 170 of unit tests; the descriptors and the
+//! agreement check that reads them are one protocol and stay together.
+//!
 //! Why every member reads every descriptor intact, and all read the same: member m
 //! writes the copy of parity e % 2 for the call whose opening barrier has epoch e,
 //! before it arrives at that barrier; the others read it after leaving the barrier

@@ -20,7 +20,7 @@
 //! - this file: which [`Reach`] `Inner::route` gives each place under it, a `Reach`
 //!   variant if its transfers are of a new kind (its `put`, `get` and `atomic` arms
 //!   below), and its line in `Inner::fence_puts` and `Inner::quiet`;
-//! - its transport, in a module of its own (as `am.rs` is for [`Reach::Am`]), started
+//! - its transport, in a module of its own (as `am/` is for [`Reach::Am`]), started
 //!   in `shmem/init.rs` beside the AM engine if it needs a thread or a connection.
 //!
 //! That is the data path. The control path (barriers, collective arrivals, wake-ups,
