@@ -28,6 +28,9 @@
 //! model = "table"
 //! points = [[32, 2.0e-4], ["1M", 1.2e-3]]   # [bytes, seconds]; bytes may be a size string
 //! ```
+//!
+//! Length: about 560 lines of code and 400 of unit tests (every field's validation has
+//! its test); parsing and validating a profile is one concern.
 
 use std::fmt;
 use std::str::FromStr;
