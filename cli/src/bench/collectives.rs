@@ -6,6 +6,7 @@
 //! write the JSON file or plot (see [`super::report`]).
 
 use super::report::{cores, machine_context, Record, RecordFn};
+use super::route::Collective;
 use super::stats::time_together;
 use super::BenchOptions;
 use shmemplus::Place;
@@ -29,39 +30,6 @@ pub(super) fn collective_batch(bytes: usize) -> usize {
         10
     } else {
         1
-    }
-}
-
-/// A collective `shmemplus bench` measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Collective {
-    Broadcast,
-    Fcollect,
-    Alltoall,
-}
-
-impl Collective {
-    pub(super) const ALL: [Collective; 3] = [
-        Collective::Broadcast,
-        Collective::Fcollect,
-        Collective::Alltoall,
-    ];
-
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Collective::Broadcast => "broadcast",
-            Collective::Fcollect => "fcollect",
-            Collective::Alltoall => "alltoall",
-        }
-    }
-
-    /// Bytes counted for the bandwidth of one call with blocks of `block` bytes: what
-    /// lands in each PE's destination (the OSHMEM comparison's definition).
-    pub(super) fn delivered(self, block: usize, n_pes: usize) -> usize {
-        match self {
-            Collective::Broadcast => block,
-            Collective::Fcollect | Collective::Alltoall => n_pes * block,
-        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! Owns the JSON fields (scripts read them: do not rename) and the files a run writes;
 //! it must not measure anything.
 
-use super::collectives::Collective;
+use super::route::Collective;
 use super::route::Route;
 use super::BenchOptions;
 use serde::Serialize;

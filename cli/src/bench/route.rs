@@ -1,5 +1,6 @@
 //! The routes and route groups `shmemplus bench` can measure, and the parsing of
-//! `--routes` and the default `--ops` that follows from it.
+//! `--routes` and the default `--ops` that follows from it, and the collectives it
+//! measures (their names in reports and the bytes each call delivers).
 //!
 //! Owns route names (as they appear in reports and JSON) and each route's shape (which
 //! places a put and a get move between); it must not measure anything.
@@ -168,5 +169,38 @@ mod tests {
         let rma = RouteSelection::parse(&names("cpu-cpu,atomics")).unwrap();
         assert_eq!(rma.ops(&[]), ["rma", "barrier", "am"]);
         assert_eq!(rma.ops(&names("am")), ["am"]);
+    }
+}
+
+/// A collective `shmemplus bench` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Collective {
+    Broadcast,
+    Fcollect,
+    Alltoall,
+}
+
+impl Collective {
+    pub(super) const ALL: [Collective; 3] = [
+        Collective::Broadcast,
+        Collective::Fcollect,
+        Collective::Alltoall,
+    ];
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Collective::Broadcast => "broadcast",
+            Collective::Fcollect => "fcollect",
+            Collective::Alltoall => "alltoall",
+        }
+    }
+
+    /// Bytes counted for the bandwidth of one call with blocks of `block` bytes: what
+    /// lands in each PE's destination (the OSHMEM comparison's definition).
+    pub(super) fn delivered(self, block: usize, n_pes: usize) -> usize {
+        match self {
+            Collective::Broadcast => block,
+            Collective::Fcollect | Collective::Alltoall => n_pes * block,
+        }
     }
 }
