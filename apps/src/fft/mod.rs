@@ -10,6 +10,7 @@
 //! - [`corner_turn`]: the distributed transpose (the one place the exchange happens).
 
 pub mod corner_turn;
+pub mod distributed;
 pub mod kernel;
 pub mod serial;
 
