@@ -23,9 +23,6 @@ use std::time::Instant;
 /// The largest error `--verify` accepts, relative to the largest output magnitude.
 const TOLERANCE: f64 = 1e-4;
 
-/// Bytes of rows in a default slab of the CPU passes (see `--slab-rows`).
-const SLAB_BYTES: usize = 4 << 20;
-
 /// Where the row FFTs run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -80,10 +77,18 @@ struct Args {
     #[arg(long, conflicts_with = "verify")]
     no_baseline: bool,
     /// Rows per slab of the CPU passes: each slab's row FFTs, then its corner turn
-    /// while it is in the cache (default: about 4 MiB of rows, at most R; R or more:
-    /// all row FFTs, then the turn as a phase of its own).
-    #[arg(long, value_name = "ROWS", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// while it is in the cache, its puts non-blocking. Default: all R rows (on the
+    /// shm conduit a put is a copy, and smaller slabs mean more, shorter puts: 128-row
+    /// slabs measured slower at N = 4096).
+    #[arg(long, value_name = "ROWS", conflicts_with = "separate_turns",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     slab_rows: Option<usize>,
+    /// On the CPUs, time the FFTs and the corner turns as phases of their own (a
+    /// barrier between them). By default each pass is one phase: a PE starts its turn
+    /// as soon as its own FFTs are done, and the report takes the turns' share from
+    /// PE 0's clock.
+    #[arg(long)]
+    separate_turns: bool,
     /// Print the report as one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -148,11 +153,6 @@ fn size_the_heap(n: usize) {
         // Before init, while this process has one thread.
         std::env::set_var("SHMEM_SYMMETRIC_SIZE", format!("{with_room}M"));
     }
-}
-
-/// The CPU passes' default slab: about `SLAB_BYTES` of rows, at most this PE's `r`.
-fn default_slab_rows(n: usize, r: usize) -> usize {
-    (SLAB_BYTES / (n * size_of::<Complex32>())).clamp(1, r.max(1))
 }
 
 /// A vector of `len` zeros, or an error that says how much memory was asked for.
@@ -230,7 +230,8 @@ fn run(args: &Args) -> Result<()> {
     })?;
     let device = match args.device {
         Device::Cpu => distributed::Device::Cpu {
-            slab_rows: args.slab_rows.unwrap_or_else(|| default_slab_rows(n, r)),
+            slab_rows: args.slab_rows.unwrap_or(r),
+            separate_turns: args.separate_turns,
         },
         Device::Fpga => distributed::Device::Boards(&on_boards),
     };

@@ -23,7 +23,7 @@ use std::time::Instant;
 pub const PASS_1: &str = "row FFTs + turn";
 /// The same for the second pass (the columns of the original).
 pub const PASS_2: &str = "column FFTs + turn";
-/// Name of the phase of the corner turns alone (with boards, or `slab_rows` = R).
+/// Name of the phase of the corner turns alone (with boards, or `separate_turns`).
 pub const TURNS: &str = "corner turns";
 
 /// This PE's rows on one board: `count` rows from its row `first`, in `obj`.
@@ -40,11 +40,14 @@ pub struct BoardRows {
 
 /// Where the row FFTs run.
 pub enum Device<'a> {
-    /// On this PE's CPU, `slab_rows` rows at a time (at least 1; R or more: all rows,
-    /// then the turn as a phase of its own).
+    /// On this PE's CPU.
     Cpu {
-        /// Rows per slab.
+        /// Rows per slab (at least 1; R or more: all the PE's rows, then their turn).
         slab_rows: usize,
+        /// Time the FFTs and the turns as phases of their own, with a barrier between
+        /// them (slabs of all R rows then). Without it a PE starts turning as soon as
+        /// its own FFTs are done, whatever the others are doing.
+        separate_turns: bool,
     },
     /// On the boards, this PE's rows split as given.
     Boards(&'a [BoardRows]),
@@ -87,7 +90,12 @@ pub fn fft2d_distributed(
         kernel_done_after_s: 0.0,
     };
     match *device {
-        Device::Cpu { slab_rows } => {
+        Device::Cpu {
+            slab_rows,
+            separate_turns,
+        } => {
+            // None: the turns as phases of their own.
+            let slab_rows = (!separate_turns).then_some(slab_rows);
             cpu_pass(
                 shmem,
                 fft,
@@ -136,22 +144,21 @@ pub fn fft2d_distributed(
 }
 
 /// One CPU pass: `src` (this PE's `R` rows) transformed in place and turned into
-/// `dest`.
+/// `dest`, in slabs of `slab_rows` in one phase, or (`None`) as two phases.
 #[allow(clippy::too_many_arguments)]
 fn cpu_pass(
     shmem: &Shmem,
     fft: &mut RowFft,
     ct: &mut CornerTurn,
     src: &mut [Complex32],
-    slab_rows: usize,
+    slab_rows: Option<usize>,
     dest: Buffer,
     name: &str,
     timer: &mut PhaseTimer,
     out: &mut Outcome,
 ) -> anyhow::Result<()> {
     let (n, r) = (ct.n(), ct.rows_per_pe());
-    let slab = slab_rows.max(1);
-    if slab >= r {
+    let Some(slab_rows) = slab_rows else {
         let fft_name = if dest == Buffer::A {
             "row FFTs"
         } else {
@@ -168,7 +175,8 @@ fn cpu_pass(
             out.turn_s += t.elapsed().as_secs_f64();
             Ok(())
         });
-    }
+    };
+    let slab = slab_rows.clamp(1, r);
     timer.run(name, || -> anyhow::Result<()> {
         for (k, rows) in src.chunks_mut(slab * n).enumerate() {
             fft.rows(rows);

@@ -259,6 +259,27 @@ mod tests {
     }
 
     #[test]
+    fn strided_transpose_writes_its_block_and_nothing_else() {
+        // A 9 x 6 block (odd sizes: the four-row steps and the remainder) of a source
+        // with stride 10, into a destination with stride 13 and a marker everywhere.
+        let (rows, cols, ss, ds) = (9, 6, 10, 13);
+        let src: Vec<Complex32> = (0..rows * ss)
+            .map(|i| Complex32::new(i as f32, -(i as f32)))
+            .collect();
+        let marker = Complex32::new(-7.0, 7.0);
+        let mut dst = vec![marker; cols * ds + 5];
+        transpose_strided(&src, ss, &mut dst, ds, rows, cols);
+        for (at, v) in dst.iter().enumerate() {
+            let (c, r) = (at / ds, at % ds);
+            if c < cols && r < rows {
+                assert_eq!(*v, src[r * ss + c], "element ({c}, {r})");
+            } else {
+                assert_eq!(*v, marker, "index {at} is outside the block");
+            }
+        }
+    }
+
+    #[test]
     fn input_depends_on_seed_size_and_row() {
         let row = |seed, n, r| {
             let mut v = vec![Complex32::default(); n];
