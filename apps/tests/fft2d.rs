@@ -70,12 +70,7 @@ fn every_way_of_turning_gives_the_serial_result() {
                 assert!(v["max_relative_error"].as_f64().unwrap() <= 1e-4, "{what}");
                 let separate = turning == ["--separate-turns"];
                 assert_eq!(v["turns_in_passes"], !separate, "{what}");
-                let phases: Vec<&str> = v["phases"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|p| p["name"].as_str().unwrap())
-                    .collect();
+                let phases = common::phase_names(&v);
                 let want: &[&str] = if separate {
                     &["load", "row FFTs", "corner turns", "column FFTs"]
                 } else {

@@ -152,8 +152,11 @@ impl CornerTurn {
         // SAFETY: every written index is inside this PE's copy of `dest` (above), which
         // stays mapped while `dest` lives. No other PE writes these elements (each PE
         // writes only its own columns `me * r + first ..` of the destination rows), and
-        // none reads them before the turn's closing barrier (the caller's contract);
-        // no reference to the object exists on this PE (`self` holds only handles).
+        // none reads them before the turn's closing barrier (the caller's contract).
+        // These are plain stores through a raw pointer, as the library's own put into
+        // this PE's copy is: a slice of `dest` that this PE holds (`local_slice*`) is
+        // already forbidden by those functions' contract while puts can land in it,
+        // and `self` holds only handles, no reference into the object.
         unsafe { transpose_to_ptr(&slab[me * r..], n, base.add(me * r + first), n, s, r) };
         // The other blocks through the tile, starting with the right neighbour (as the
         // library's alltoall does) so that the PEs do not all write into one PE at once.

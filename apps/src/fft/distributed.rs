@@ -1,12 +1,13 @@
 //! The two passes of the distributed 2D FFT: row FFTs and a corner turn, twice.
 //!
-//! On the CPUs a pass goes in slabs of rows: a slab's row FFTs, then its turn
-//! ([`CornerTurn::turn_slab`], non-blocking puts) while the slab is still in the
-//! cache, then the next slab; one `quiet` ends the pass. The first pass turns the PE's
-//! rows into object A, the second transforms A in place and turns it into B. On the
-//! boards a pass moves the rows to the boards, runs the kernel, brings them back into
-//! the free object and turns them from there: no copy between the objects and the
-//! program's own memory.
+//! On the CPUs a pass is one phase that goes in slabs of rows (by default one slab of
+//! all the PE's rows): a slab's row FFTs, then its turn ([`CornerTurn::turn_slab`],
+//! non-blocking puts) while the slab is still in the cache, then the next slab; one
+//! `quiet` ends the pass. No barrier separates a PE's FFTs from its turn. The first
+//! pass turns the PE's rows into object A, the second transforms A in place and turns
+//! it into B. On the boards a pass moves the rows to the boards, runs the kernel,
+//! brings them back into object B and turns them from there into A: no copy between
+//! the objects and the program's own memory.
 //!
 //! This module owns the order of the steps and which object holds what. It must not
 //! print, parse arguments or decide the boards' speed (the `fft2d` binary does).

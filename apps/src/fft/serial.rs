@@ -81,19 +81,13 @@ pub fn transpose_strided(
     rows: usize,
     cols: usize,
 ) {
-    if rows == 0 || cols == 0 {
-        return;
-    }
     assert!(
-        src_stride >= cols && src.len() >= (rows - 1) * src_stride + cols,
-        "transpose: the source is too short"
-    );
-    assert!(
-        dst_stride >= rows && dst.len() >= (cols - 1) * dst_stride + rows,
+        rows == 0 || cols == 0 || dst_stride >= rows && dst.len() >= (cols - 1) * dst_stride + rows,
         "transpose: the destination is too short"
     );
-    // SAFETY: the asserts above put every written index, at most
-    // `(cols - 1) * dst_stride + rows - 1`, inside `dst`, which is borrowed mutably.
+    // SAFETY: an empty block writes nothing; otherwise the assert above puts every
+    // written index, at most `(cols - 1) * dst_stride + rows - 1`, inside `dst`, which
+    // is borrowed mutably.
     unsafe { transpose_to_ptr(src, src_stride, dst.as_mut_ptr(), dst_stride, rows, cols) }
 }
 
