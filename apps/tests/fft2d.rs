@@ -38,8 +38,8 @@ fn verifies_on_1_2_4_pes_on_both_devices() {
 
 #[test]
 fn every_way_of_turning_gives_the_serial_result() {
-    // 2 and 4 PEs, 60 x 60: R = 30 or 15 rows. Slabs of 1 row, of 7 (which do not
-    // divide R), of all rows, and the turns as phases of their own; on the shm
+    // 2 and 4 PEs, 60 x 60: R = 30 or 15 rows. The turns as phases of their own (the
+    // default), slabs of 1 row, of 7 (which do not divide R) and of all rows; on the shm
     // conduit, the am conduit (every put an active message) and the novo-g profile
     // (non-blocking puts whose modeled time is waited for at quiet).
     let conduits: [&[(&str, &str)]; 3] = [
@@ -50,10 +50,10 @@ fn every_way_of_turning_gives_the_serial_result() {
     for env in conduits {
         for n in [2, 4] {
             for turning in [
-                &["--slab-rows", "1"][..],
+                &[][..],
+                &["--slab-rows", "1"],
                 &["--slab-rows", "7"],
                 &["--slab-rows", "60"],
-                &["--separate-turns"],
             ] {
                 let shape = Shape {
                     n,
@@ -68,7 +68,7 @@ fn every_way_of_turning_gives_the_serial_result() {
                 let v: serde_json::Value = serde_json::from_str(&r.stdout[0]).expect(&what);
                 assert_eq!(v["verified"], true, "{what}");
                 assert!(v["max_relative_error"].as_f64().unwrap() <= 1e-4, "{what}");
-                let separate = turning == ["--separate-turns"];
+                let separate = turning.is_empty();
                 assert_eq!(v["turns_in_passes"], !separate, "{what}");
                 let phases = common::phase_names(&v);
                 let want: &[&str] = if separate {

@@ -36,10 +36,10 @@ enum Device {
 /// Distributed 2D FFT of an N x N complex f32 image (run it under shmemrun).
 ///
 /// Rows are split in equal blocks over the PEs (N must be a multiple of the number of
-/// PEs). Phases: load (generate the input), row FFTs and a corner turn (distributed
-/// transpose), column FFTs and a second corner turn. On the CPUs a pass goes in slabs of
-/// rows, each turned as soon as its FFTs are done (--slab-rows); with --device fpga the
-/// rows go to the boards, through the kernel and back before the turn. PE 0 prints the
+/// PEs). Phases: load (generate the input), row FFTs, a corner turn (distributed
+/// transpose), column FFTs, a second corner turn; with --device fpga the rows go to the
+/// boards, through the kernel and back before each turn; with --slab-rows the FFTs and
+/// the turn of a pass are one phase, in slabs of rows. PE 0 prints the
 /// time of each phase, the share spent in corner turns, and the speedup over a serial
 /// rustfft 2D FFT of the same image on one core.
 #[derive(Debug, Parser)]
@@ -76,19 +76,15 @@ struct Args {
     /// Skip the serial baseline (and so the speedup line); not with --verify.
     #[arg(long, conflicts_with = "verify")]
     no_baseline: bool,
-    /// Rows per slab of the CPU passes: each slab's row FFTs, then its corner turn
-    /// while it is in the cache, its puts non-blocking. Default: all R rows (on the
-    /// shm conduit a put is a copy, and smaller slabs mean more, shorter puts: 128-row
-    /// slabs measured slower at N = 4096).
-    #[arg(long, value_name = "ROWS", conflicts_with = "separate_turns",
+    /// Run each CPU pass as one phase in slabs of ROWS rows: a slab's row FFTs, then
+    /// its corner turn (non-blocking puts) while it is in the cache; a PE starts
+    /// turning without waiting for the others. The report then takes the turns' share
+    /// from PE 0's clock. By default a pass is two phases, FFTs then turn, a barrier
+    /// between them: measured faster on 2 cores (the shm conduit's put is a copy, so
+    /// nothing overlaps but the PEs' skew, and smaller slabs mean more puts).
+    #[arg(long, value_name = "ROWS",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     slab_rows: Option<usize>,
-    /// On the CPUs, time the FFTs and the corner turns as phases of their own (a
-    /// barrier between them). By default each pass is one phase: a PE starts its turn
-    /// as soon as its own FFTs are done, and the report takes the turns' share from
-    /// PE 0's clock.
-    #[arg(long)]
-    separate_turns: bool,
     /// Print the report as one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -238,8 +234,7 @@ fn run(args: &Args) -> Result<()> {
     })?;
     let device = match args.device {
         Device::Cpu => distributed::Device::Cpu {
-            slab_rows: args.slab_rows.unwrap_or(r),
-            separate_turns: args.separate_turns,
+            slab_rows: args.slab_rows,
         },
         Device::Fpga => distributed::Device::Boards(&on_boards),
     };

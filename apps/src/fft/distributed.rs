@@ -1,10 +1,10 @@
 //! The two passes of the distributed 2D FFT: row FFTs and a corner turn, twice.
 //!
-//! On the CPUs a pass is one phase that goes in slabs of rows (by default one slab of
-//! all the PE's rows): a slab's row FFTs, then its turn ([`CornerTurn::turn_slab`],
-//! non-blocking puts) while the slab is still in the cache, then the next slab; one
-//! `quiet` ends the pass. No barrier separates a PE's FFTs from its turn. The first
-//! pass turns the PE's rows into object A, the second transforms A in place and turns
+//! On the CPUs a pass is by default two phases: all the PE's row FFTs, then its turn
+//! ([`CornerTurn::turn_slab`], non-blocking puts and one `quiet`). With slabs it is
+//! one phase: a slab's row FFTs, then its turn while the slab is still in the cache,
+//! then the next slab; one `quiet` ends the pass, and no barrier separates a PE's FFTs
+//! from its turns. The first pass turns the PE's rows into object A, the second transforms A in place and turns
 //! it into B. On the boards a pass moves the rows to the boards, runs the kernel,
 //! brings them back into object B and turns them from there into A: no copy between
 //! the objects and the program's own memory.
@@ -20,11 +20,12 @@ use crate::phases::PhaseTimer;
 use shmemplus::{Error, Shmem, SymVec};
 use std::time::Instant;
 
-/// Name of the phases that run row FFTs and the corner turn of the same slabs.
+/// Name of the phases that run row FFTs and the corner turn of the same slabs
+/// (`slab_rows`).
 pub const PASS_1: &str = "row FFTs + turn";
 /// The same for the second pass (the columns of the original).
 pub const PASS_2: &str = "column FFTs + turn";
-/// Name of the phase of the corner turns alone (with boards, or `separate_turns`).
+/// Name of the phase of the corner turns alone (the default, and with boards).
 pub const TURNS: &str = "corner turns";
 
 /// This PE's rows on one board: `count` rows from its row `first`, in `obj`.
@@ -43,12 +44,10 @@ pub struct BoardRows {
 pub enum Device<'a> {
     /// On this PE's CPU.
     Cpu {
-        /// Rows per slab (at least 1; R or more: all the PE's rows, then their turn).
-        slab_rows: usize,
-        /// Time the FFTs and the turns as phases of their own, with a barrier between
-        /// them (slabs of all R rows then). Without it a PE starts turning as soon as
-        /// its own FFTs are done, whatever the others are doing.
-        separate_turns: bool,
+        /// `None`: a pass is two phases, the FFTs, then (after a barrier) the turn.
+        /// `Some(rows)`: a pass is one phase, in slabs of `rows` rows (at least 1; R or
+        /// more: all the PE's rows, then their turn, with no barrier in between).
+        slab_rows: Option<usize>,
     },
     /// On the boards, this PE's rows split as given.
     Boards(&'a [BoardRows]),
@@ -91,12 +90,7 @@ pub fn fft2d_distributed(
         kernel_done_after_s: 0.0,
     };
     match *device {
-        Device::Cpu {
-            slab_rows,
-            separate_turns,
-        } => {
-            // None: the turns as phases of their own.
-            let slab_rows = (!separate_turns).then_some(slab_rows);
+        Device::Cpu { slab_rows } => {
             cpu_pass(
                 shmem,
                 fft,
