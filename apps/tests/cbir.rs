@@ -94,12 +94,7 @@ fn json_report() {
     assert_eq!(v["top"].as_array().unwrap().len(), 3);
     assert_eq!(v["gather"]["approach"], 2);
     assert!(v["gather"]["predicted"]["seconds"].as_f64().unwrap() > 0.0);
-    let phases: Vec<&str> = v["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let phases = common::phase_names(&v);
     assert_eq!(
         phases,
         [

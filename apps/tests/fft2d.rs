@@ -37,6 +37,60 @@ fn verifies_on_1_2_4_pes_on_both_devices() {
 }
 
 #[test]
+fn every_way_of_turning_gives_the_serial_result() {
+    // 2 and 4 PEs, 60 x 60: R = 30 or 15 rows. The turns as phases of their own (the
+    // default), slabs of 1 row, of 7 (which do not divide R) and of all rows; on the shm
+    // conduit, the am conduit (every put an active message) and the novo-g profile
+    // (non-blocking puts whose modeled time is waited for at quiet).
+    let conduits: [&[(&str, &str)]; 3] = [
+        &[],
+        &[("SHMEMPLUS_CONDUIT", "am")],
+        &[("SHMEMPLUS_PROFILE", "novo-g")],
+    ];
+    for env in conduits {
+        for n in [2, 4] {
+            for turning in [
+                &[][..],
+                &["--slab-rows", "1"],
+                &["--slab-rows", "7"],
+                &["--slab-rows", "60"],
+            ] {
+                let shape = Shape {
+                    n,
+                    pes_per_node: None,
+                    env: env.to_vec(),
+                };
+                let mut args = vec!["--size", "60", "--device", "cpu", "--verify", "--json"];
+                args.extend_from_slice(turning);
+                let r = job(FFT2D, &shape, &args);
+                let what = format!("{n} PEs, {env:?}, {turning:?}");
+                common::succeeded(&r);
+                let v: serde_json::Value = serde_json::from_str(&r.stdout[0]).expect(&what);
+                assert_eq!(v["verified"], true, "{what}");
+                assert!(v["max_relative_error"].as_f64().unwrap() <= 1e-4, "{what}");
+                let separate = turning.is_empty();
+                assert_eq!(v["turns_in_passes"], !separate, "{what}");
+                let phases = common::phase_names(&v);
+                let want: &[&str] = if separate {
+                    &["load", "row FFTs", "corner turns", "column FFTs"]
+                } else {
+                    &["load", "row FFTs + turn", "column FFTs + turn"]
+                };
+                assert_eq!(phases, want, "{what}");
+                let (turn, share) = (
+                    v["turn_s"].as_f64().unwrap(),
+                    v["corner_turn_share"].as_f64().unwrap(),
+                );
+                assert!(
+                    turn > 0.0 && share > 0.0 && share < 1.0,
+                    "{what}: {turn} s, {share}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn verifies_on_novo_g_with_four_boards_and_uneven_rows() {
     // 2 PEs of 30 rows each over 4 boards: 8, 8, 8 and 6 rows. Two PEs share a node.
     let shape = Shape {
@@ -51,6 +105,10 @@ fn verifies_on_novo_g_with_four_boards_and_uneven_rows() {
     assert_eq!(v["boards_per_node"], 4);
     assert!(v["max_relative_error"].as_f64().unwrap() <= 1e-4);
     assert!(v["kernel_modeled_s"].as_f64().unwrap() > 0.0);
+    // The board passes turn as phases of their own.
+    assert_eq!(v["turns_in_passes"], false);
+    let turn = v["turn_s"].as_f64().unwrap();
+    assert!(turn > 0.0 && turn < v["parallel_s"].as_f64().unwrap());
 }
 
 #[test]

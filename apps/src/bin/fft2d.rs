@@ -10,9 +10,10 @@
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 use serde::Serialize;
-use shmemplus::{Error, Place, SymVec};
+use shmemplus::{Error, Place};
 use shmemplus_apps::board::{seconds_per_element, BoardSpeed};
-use shmemplus_apps::fft::corner_turn::{corner_turn, CornerTurn};
+use shmemplus_apps::fft::corner_turn::CornerTurn;
+use shmemplus_apps::fft::distributed::{self, fft2d_distributed, BoardRows};
 use shmemplus_apps::fft::serial::{fft2d, input_row, max_relative_error, RowFft};
 use shmemplus_apps::fft::{kernel, Complex32};
 use shmemplus_apps::phases::{ms, Phase, PhaseTimer};
@@ -35,10 +36,12 @@ enum Device {
 /// Distributed 2D FFT of an N x N complex f32 image (run it under shmemrun).
 ///
 /// Rows are split in equal blocks over the PEs (N must be a multiple of the number of
-/// PEs). Phases: load (generate the input), row FFTs (with --device fpga: to boards,
-/// kernel, from boards), a corner turn (distributed transpose), column FFTs, a second
-/// corner turn. PE 0 prints the time of each phase, the share spent in corner turns,
-/// and the speedup over a serial rustfft 2D FFT of the same image on one core.
+/// PEs). Phases: load (generate the input), row FFTs, a corner turn (distributed
+/// transpose), column FFTs, a second corner turn; with --device fpga the rows go to the
+/// boards, through the kernel and back before each turn; with --slab-rows the FFTs and
+/// the turn of a pass are one phase, in slabs of rows. PE 0 prints the
+/// time of each phase, the share spent in corner turns, and the speedup over a serial
+/// rustfft 2D FFT of the same image on one core.
 #[derive(Debug, Parser)]
 #[command(
     name = "fft2d",
@@ -73,6 +76,15 @@ struct Args {
     /// Skip the serial baseline (and so the speedup line); not with --verify.
     #[arg(long, conflicts_with = "verify")]
     no_baseline: bool,
+    /// Run each CPU pass as one phase in slabs of ROWS rows: a slab's row FFTs, then
+    /// its corner turn (non-blocking puts) while it is in the cache; a PE starts
+    /// turning without waiting for the others. The report then takes the turns' share
+    /// from PE 0's clock. By default a pass is two phases, FFTs then turn, a barrier
+    /// between them: measured faster on 2 cores (the shm conduit's put is a copy, so
+    /// nothing overlaps but the PEs' skew, and smaller slabs mean more puts).
+    #[arg(long, value_name = "ROWS",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    slab_rows: Option<usize>,
     /// Print the report as one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -92,7 +104,13 @@ struct Report {
     kernel_done_after_s: f64,
     phases: Vec<Phase>,
     parallel_s: f64,
+    /// The corner turns' seconds: their phase, or with slabs PE 0's own time inside
+    /// the turns of the passes.
+    turn_s: f64,
+    /// `turn_s / parallel_s`.
     corner_turn_share: f64,
+    /// Whether the turns ran inside the passes (slabs) rather than as phases.
+    turns_in_passes: bool,
     serial_s: Option<f64>,
     speedup: Option<f64>,
     max_relative_error: Option<f64>,
@@ -160,7 +178,7 @@ fn run(args: &Args) -> Result<()> {
     let boards = shmem.fpgas();
 
     // With boards: this PE's rows split over its partitions of the node's boards.
-    let mut on_boards: Vec<(u32, usize, usize, SymVec<Complex32>)> = Vec::new();
+    let mut on_boards: Vec<BoardRows> = Vec::new();
     let mut speed = None;
     if args.device == Device::Fpga {
         if boards == 0 {
@@ -169,11 +187,24 @@ fn run(args: &Args) -> Result<()> {
         }
         let per = r.div_ceil(boards as usize);
         let mut first = 0;
-        for b in 0..boards {
-            let rows = per.min(r - first);
-            let obj = shmem.alloc::<Complex32>(per * n, Place::Fpga(b))?;
-            on_boards.push((b, first, rows, obj));
-            first += rows;
+        for board in 0..boards {
+            let count = per.min(r - first);
+            let obj = shmem.alloc::<Complex32>(per * n, Place::Fpga(board))?;
+            // Written once now, so that the first pass does not pay for the board
+            // memory's first touch (as the corner turn's objects are).
+            let zeros = vec![Complex32::default(); (per * n).clamp(1, 1 << 17)];
+            for at in (0..per * n).step_by(zeros.len()) {
+                let k = zeros.len().min(per * n - at);
+                shmem.put_nbi(&obj, at, &zeros[..k], me)?;
+            }
+            shmem.quiet()?;
+            on_boards.push(BoardRows {
+                board,
+                first,
+                count,
+                obj,
+            });
+            first += count;
         }
         let cpu_s = match args.cpu_ns_per_point {
             Some(ns) => ns * 1e-9,
@@ -201,84 +232,40 @@ fn run(args: &Args) -> Result<()> {
         }
         Ok(())
     })?;
-    let (mut modeled, mut done_after) = (0.0f64, 0.0f64);
-    for pass in ["row FFTs", "column FFTs"] {
-        match args.device {
-            Device::Cpu => timer.run(pass, || -> Result<()> {
-                fft.rows(&mut rows);
-                Ok(())
-            })?,
-            Device::Fpga => {
-                // Non-blocking transfers, completed by one quiet: the boards' DMA
-                // engines work at once instead of one after another.
-                timer.run("to boards", || -> Result<()> {
-                    for (_, first, count, obj) in &on_boards {
-                        if *count > 0 {
-                            shmem.put_nbi(obj, 0, &rows[first * n..][..count * n], me)?;
-                        }
-                    }
-                    Ok(shmem.quiet()?)
-                })?;
-                let (m, d) = timer.run(pass, || -> Result<(f64, f64)> {
-                    let mut runs = Vec::new();
-                    for (b, _, count, obj) in &on_boards {
-                        if *count > 0 {
-                            let a = [obj.heap_offset() as u64, *count as u64];
-                            runs.push((*b, shmem.fpga_start(*b, kernel::KERNEL, &a)?));
-                        }
-                    }
-                    let (mut m, mut d) = (0.0f64, 0.0f64);
-                    for (b, run) in runs {
-                        let done = run
-                            .wait()
-                            .map_err(|source| Error::Board { board: b, source })?;
-                        m = m.max(done.modeled_s);
-                        d = d.max(done.elapsed_s);
-                    }
-                    Ok((m, d))
-                })?;
-                modeled += m;
-                done_after += d;
-                // Into the corner turn's receive object (free until the turn, and
-                // symmetric, as get_nbi wants), all boards at once, then one copy out.
-                timer.run("from boards", || -> Result<()> {
-                    for (_, first, count, obj) in &on_boards {
-                        if *count > 0 {
-                            shmem.get_nbi(ct.recv(), first * n, obj, 0, count * n, me)?;
-                        }
-                    }
-                    shmem.quiet()?;
-                    for (_, first, count, _) in &on_boards {
-                        let piece = &mut rows[first * n..][..count * n];
-                        shmem.local_read(ct.recv(), first * n, piece)?;
-                    }
-                    Ok(())
-                })?;
-            }
-        }
-        timer.run("corner turns", || corner_turn(&shmem, &mut ct, &mut rows))?;
-    }
+    let device = match args.device {
+        Device::Cpu => distributed::Device::Cpu {
+            slab_rows: args.slab_rows,
+        },
+        Device::Fpga => distributed::Device::Boards(&on_boards),
+    };
+    let outcome = fft2d_distributed(&shmem, &mut fft, &mut ct, &mut rows, &device, &mut timer)?;
     let parallel_s = timer.total() - timer.seconds("load");
+    drop(rows);
 
     // The result, for the check: every PE's rows into PE 0.
     let mut result = Vec::new();
     if args.verify {
-        shmem.local_write(ct.recv(), 0, &rows)?;
         shmem.barrier_all()?;
         if me == 0 {
             result = zeros(n * n, "the gathered result")?;
             for (pe, dst) in result.chunks_exact_mut(r * n).enumerate() {
-                shmem.get(ct.recv(), 0, dst, pe as u32)?;
+                shmem.get(ct.object(outcome.result), 0, dst, pe as u32)?;
             }
         }
         shmem.barrier_all()?;
     }
-    drop(rows);
-    for (_, _, _, obj) in on_boards {
-        shmem.free(obj)?;
+    for b in on_boards {
+        shmem.free(b.obj)?;
     }
     ct.free(&shmem)?;
 
+    // The turns' phase when they have one; otherwise PE 0's clock inside the passes.
+    let turns_in_passes = timer.seconds(distributed::TURNS) == 0.0;
+    let turn_s = if turns_in_passes {
+        outcome.turn_s
+    } else {
+        timer.seconds(distributed::TURNS)
+    };
     if me == 0 {
         let mut report = Report {
             n,
@@ -289,15 +276,17 @@ fn run(args: &Args) -> Result<()> {
             device: args.device,
             board_speedup: speed.map(|s| s.speedup),
             cpu_ns_per_point: speed.map(|s| s.cpu_seconds_per_element * 1e9),
-            kernel_modeled_s: modeled,
-            kernel_done_after_s: done_after,
+            kernel_modeled_s: outcome.kernel_modeled_s,
+            kernel_done_after_s: outcome.kernel_done_after_s,
             phases: timer.phases().to_vec(),
             parallel_s,
+            turn_s,
             corner_turn_share: if parallel_s > 0.0 {
-                timer.seconds("corner turns") / parallel_s
+                turn_s / parallel_s
             } else {
                 0.0
             },
+            turns_in_passes,
             serial_s: None,
             speedup: None,
             max_relative_error: None,
@@ -406,10 +395,15 @@ fn text(r: &Report) -> String {
         line(format!("{:<14}{:>12}{:>9}", p.name, ms(p.seconds), share));
     }
     line(format!(
-        "{:<14}{:>12}   (all phases after load; corner turns {:.1}%)",
+        "{:<14}{:>12}   (all phases after load; corner turns {:.1}%{})",
         "parallel",
         ms(r.parallel_s),
-        100.0 * r.corner_turn_share
+        100.0 * r.corner_turn_share,
+        if r.turns_in_passes {
+            format!(", {} ms inside the passes on PE 0", ms(r.turn_s))
+        } else {
+            String::new()
+        }
     ));
     if let Some(serial) = r.serial_s {
         line(format!(

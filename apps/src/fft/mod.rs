@@ -7,9 +7,12 @@
 //! - [`serial`]: the input generator, the row FFT with a plan made once per size, the
 //!   serial 2D FFT reference and the error measure;
 //! - [`kernel`]: the row-FFT board kernel and its bitfile;
-//! - [`corner_turn`]: the distributed transpose (the one place the exchange happens).
+//! - [`corner_turn`]: the distributed transpose (the one place the exchange happens);
+//! - [`distributed`]: the two passes, on the CPUs or the boards, and which symmetric
+//!   object holds what when.
 
 pub mod corner_turn;
+pub mod distributed;
 pub mod kernel;
 pub mod serial;
 

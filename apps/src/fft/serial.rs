@@ -81,16 +81,41 @@ pub fn transpose_strided(
     rows: usize,
     cols: usize,
 ) {
+    assert!(
+        rows == 0 || cols == 0 || dst_stride >= rows && dst.len() >= (cols - 1) * dst_stride + rows,
+        "transpose: the destination is too short"
+    );
+    // SAFETY: an empty block writes nothing; otherwise the assert above puts every
+    // written index, at most `(cols - 1) * dst_stride + rows - 1`, inside `dst`, which
+    // is borrowed mutably.
+    unsafe { transpose_to_ptr(src, src_stride, dst.as_mut_ptr(), dst_stride, rows, cols) }
+}
+
+/// [`transpose_strided`] into memory given by a pointer: writes
+/// `dst[c * dst_stride + r]` for `r < rows`, `c < cols`, and nothing else, with plain
+/// stores (no reference to the destination is made).
+///
+/// # Safety
+/// `dst.add((cols - 1) * dst_stride + rows - 1)` must be in bounds of one allocation
+/// (when `rows` and `cols` are not 0), the written elements writable, and nothing else
+/// may read or write them while this runs.
+///
+/// # Panics
+/// If `src` is too short for its block.
+pub unsafe fn transpose_to_ptr(
+    src: &[Complex32],
+    src_stride: usize,
+    dst: *mut Complex32,
+    dst_stride: usize,
+    rows: usize,
+    cols: usize,
+) {
     if rows == 0 || cols == 0 {
         return;
     }
     assert!(
         src_stride >= cols && src.len() >= (rows - 1) * src_stride + cols,
         "transpose: the source is too short"
-    );
-    assert!(
-        dst_stride >= rows && dst.len() >= (cols - 1) * dst_stride + rows,
-        "transpose: the destination is too short"
     );
     for r0 in (0..rows).step_by(TILE) {
         let r_end = (r0 + TILE).min(rows);
@@ -101,18 +126,22 @@ pub fn transpose_strided(
             while r + 4 <= r_end {
                 let (s0, s1, s2, s3) = (row(r), row(r + 1), row(r + 2), row(r + 3));
                 for (k, (((a, b), c), d)) in s0.iter().zip(s1).zip(s2).zip(s3).enumerate() {
-                    let at = (c0 + k) * dst_stride + r;
-                    let w = &mut dst[at..at + 4];
-                    w[0] = *a;
-                    w[1] = *b;
-                    w[2] = *c;
-                    w[3] = *d;
+                    // SAFETY: (c0 + k) * dst_stride + r + 3 is at most the last index
+                    // the caller vouched for (c0 + k < cols, r + 3 < rows).
+                    unsafe {
+                        let w = dst.add((c0 + k) * dst_stride + r);
+                        w.write(*a);
+                        w.add(1).write(*b);
+                        w.add(2).write(*c);
+                        w.add(3).write(*d);
+                    }
                 }
                 r += 4;
             }
             for r in r..r_end {
                 for (k, v) in row(r).iter().enumerate() {
-                    dst[(c0 + k) * dst_stride + r] = *v;
+                    // SAFETY: as above, with r < rows.
+                    unsafe { dst.add((c0 + k) * dst_stride + r).write(*v) };
                 }
             }
         }
@@ -221,6 +250,27 @@ mod tests {
         transpose_into(&big, &mut t, 70, 45);
         transpose_into(&t, &mut back, 45, 70);
         assert_eq!(big, back);
+    }
+
+    #[test]
+    fn strided_transpose_writes_its_block_and_nothing_else() {
+        // A 9 x 6 block (odd sizes: the four-row steps and the remainder) of a source
+        // with stride 10, into a destination with stride 13 and a marker everywhere.
+        let (rows, cols, ss, ds) = (9, 6, 10, 13);
+        let src: Vec<Complex32> = (0..rows * ss)
+            .map(|i| Complex32::new(i as f32, -(i as f32)))
+            .collect();
+        let marker = Complex32::new(-7.0, 7.0);
+        let mut dst = vec![marker; cols * ds + 5];
+        transpose_strided(&src, ss, &mut dst, ds, rows, cols);
+        for (at, v) in dst.iter().enumerate() {
+            let (c, r) = (at / ds, at % ds);
+            if c < cols && r < rows {
+                assert_eq!(*v, src[r * ss + c], "element ({c}, {r})");
+            } else {
+                assert_eq!(*v, marker, "index {at} is outside the block");
+            }
+        }
     }
 
     #[test]

@@ -72,3 +72,13 @@ pub fn succeeded(r: &JobReport) {
         shmemplus_tests::dump(r)
     );
 }
+
+/// The phase names of a JSON report, in order.
+pub fn phase_names(report: &serde_json::Value) -> Vec<&str> {
+    report["phases"]
+        .as_array()
+        .expect("the report has phases")
+        .iter()
+        .map(|p| p["name"].as_str().expect("a phase has a name"))
+        .collect()
+}

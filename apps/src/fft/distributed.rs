@@ -1,0 +1,261 @@
+//! The two passes of the distributed 2D FFT: row FFTs and a corner turn, twice.
+//!
+//! On the CPUs a pass is by default two phases: all the PE's row FFTs, then its turn
+//! ([`CornerTurn::turn_slab`], non-blocking puts and one `quiet`). With slabs it is
+//! one phase: a slab's row FFTs, then its turn while the slab is still in the cache,
+//! then the next slab; one `quiet` ends the pass, and no barrier separates a PE's FFTs
+//! from its turns. The first pass turns the PE's rows into object A, the second transforms A in place and turns
+//! it into B. On the boards a pass moves the rows to the boards, runs the kernel,
+//! brings them back into object B and turns them from there into A: no copy between
+//! the objects and the program's own memory.
+//!
+//! This module owns the order of the steps and which object holds what. It must not
+//! print, parse arguments or decide the boards' speed (the `fft2d` binary does).
+
+use super::corner_turn::{Buffer, CornerTurn};
+use super::kernel;
+use super::serial::RowFft;
+use super::Complex32;
+use crate::phases::PhaseTimer;
+use shmemplus::{Error, Shmem, SymVec};
+use std::time::Instant;
+
+/// Name of the phases that run row FFTs and the corner turn of the same slabs
+/// (`slab_rows`).
+pub const PASS_1: &str = "row FFTs + turn";
+/// The same for the second pass (the columns of the original).
+pub const PASS_2: &str = "column FFTs + turn";
+/// Name of the phase of the corner turns alone (the default, and with boards).
+pub const TURNS: &str = "corner turns";
+
+/// This PE's rows on one board: `count` rows from its row `first`, in `obj`.
+pub struct BoardRows {
+    /// The board.
+    pub board: u32,
+    /// First row (of this PE's `R`).
+    pub first: usize,
+    /// Number of rows.
+    pub count: usize,
+    /// The board object that holds them.
+    pub obj: SymVec<Complex32>,
+}
+
+/// Where the row FFTs run.
+pub enum Device<'a> {
+    /// On this PE's CPU.
+    Cpu {
+        /// `None`: a pass is two phases, the FFTs, then (after a barrier) the turn.
+        /// `Some(rows)`: a pass is one phase, in slabs of `rows` rows (at least 1; R or
+        /// more: all the PE's rows, then their turn, with no barrier in between).
+        slab_rows: Option<usize>,
+    },
+    /// On the boards, this PE's rows split as given.
+    Boards(&'a [BoardRows]),
+}
+
+/// What a run did, as this PE saw it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outcome {
+    /// The object that holds this PE's rows of the result.
+    pub result: Buffer,
+    /// Seconds this PE spent turning (inside the turn calls, `quiet` included).
+    pub turn_s: f64,
+    /// The kernels' modeled seconds, both passes (the slowest board of each).
+    pub kernel_modeled_s: f64,
+    /// Seconds until the kernels' DONE, both passes (the slowest board of each).
+    pub kernel_done_after_s: f64,
+}
+
+/// The 2D FFT of the distributed matrix whose `R` rows on this PE are `rows` (`R * N`
+/// elements; overwritten). Collective. Every phase is measured by `timer`.
+pub fn fft2d_distributed(
+    shmem: &Shmem,
+    fft: &mut RowFft,
+    ct: &mut CornerTurn,
+    rows: &mut [Complex32],
+    device: &Device<'_>,
+    timer: &mut PhaseTimer,
+) -> anyhow::Result<Outcome> {
+    let (n, r) = (ct.n(), ct.rows_per_pe());
+    anyhow::ensure!(
+        rows.len() == r * n && fft.len() == n,
+        "fft2d_distributed: {} elements and rows of {} for {r} rows of {n}",
+        rows.len(),
+        fft.len()
+    );
+    let mut out = Outcome {
+        result: Buffer::B,
+        turn_s: 0.0,
+        kernel_modeled_s: 0.0,
+        kernel_done_after_s: 0.0,
+    };
+    match *device {
+        Device::Cpu { slab_rows } => {
+            cpu_pass(
+                shmem,
+                fft,
+                ct,
+                rows,
+                slab_rows,
+                Buffer::A,
+                PASS_1,
+                timer,
+                &mut out,
+            )?;
+            // SAFETY: in the second pass no PE reads or writes its A other than through
+            // this slice: the puts of the first pass were completed by its quiet and
+            // the barrier that closed its phase, and this pass puts into B only. The
+            // slice is last used in the pass, before the end of the run.
+            let a = unsafe { shmem.local_slice_mut(ct.object(Buffer::A))? };
+            cpu_pass(
+                shmem,
+                fft,
+                ct,
+                a,
+                slab_rows,
+                Buffer::B,
+                PASS_2,
+                timer,
+                &mut out,
+            )?;
+            out.result = Buffer::B;
+        }
+        Device::Boards(on_boards) => {
+            to_boards(shmem, n, rows, on_boards, timer)?;
+            board_pass(shmem, ct, on_boards, "row FFTs", timer, &mut out)?;
+            {
+                // SAFETY: no PE writes its A while this slice lives: the first pass's
+                // turn into A was completed by its quiet and barrier, and the second
+                // pass turns into A only after "to boards" has closed on every PE; the
+                // slice ends with this block, inside "to boards".
+                let a = unsafe { shmem.local_slice(ct.object(Buffer::A))? };
+                to_boards(shmem, n, a, on_boards, timer)?;
+            }
+            board_pass(shmem, ct, on_boards, "column FFTs", timer, &mut out)?;
+            out.result = Buffer::A;
+        }
+    }
+    Ok(out)
+}
+
+/// One CPU pass: `src` (this PE's `R` rows) transformed in place and turned into
+/// `dest`, in slabs of `slab_rows` in one phase, or (`None`) as two phases.
+#[allow(clippy::too_many_arguments)]
+fn cpu_pass(
+    shmem: &Shmem,
+    fft: &mut RowFft,
+    ct: &mut CornerTurn,
+    src: &mut [Complex32],
+    slab_rows: Option<usize>,
+    dest: Buffer,
+    name: &str,
+    timer: &mut PhaseTimer,
+    out: &mut Outcome,
+) -> anyhow::Result<()> {
+    let (n, r) = (ct.n(), ct.rows_per_pe());
+    let Some(slab_rows) = slab_rows else {
+        let fft_name = if dest == Buffer::A {
+            "row FFTs"
+        } else {
+            "column FFTs"
+        };
+        timer.run(fft_name, || -> anyhow::Result<()> {
+            fft.rows(src);
+            Ok(())
+        })?;
+        return timer.run(TURNS, || -> anyhow::Result<()> {
+            let t = Instant::now();
+            ct.turn_slab(shmem, src, 0, dest)?;
+            shmem.quiet()?;
+            out.turn_s += t.elapsed().as_secs_f64();
+            Ok(())
+        });
+    };
+    let slab = slab_rows.clamp(1, r);
+    timer.run(name, || -> anyhow::Result<()> {
+        for (k, rows) in src.chunks_mut(slab * n).enumerate() {
+            fft.rows(rows);
+            let t = Instant::now();
+            ct.turn_slab(shmem, rows, k * slab, dest)?;
+            out.turn_s += t.elapsed().as_secs_f64();
+        }
+        let t = Instant::now();
+        shmem.quiet()?;
+        out.turn_s += t.elapsed().as_secs_f64();
+        Ok(())
+    })
+}
+
+/// `src` (this PE's `R` rows of `n`) to the boards, as phase "to boards".
+fn to_boards(
+    shmem: &Shmem,
+    n: usize,
+    src: &[Complex32],
+    on_boards: &[BoardRows],
+    timer: &mut PhaseTimer,
+) -> anyhow::Result<()> {
+    let me = shmem.my_pe();
+    // Non-blocking transfers, completed by one quiet: the boards' DMA engines work at
+    // once instead of one after another.
+    timer.run("to boards", || -> anyhow::Result<()> {
+        for b in on_boards.iter().filter(|b| b.count > 0) {
+            shmem.put_nbi(&b.obj, 0, &src[b.first * n..][..b.count * n], me)?;
+        }
+        Ok(shmem.quiet()?)
+    })
+}
+
+/// The rest of a board pass: the kernels, the rows back into object B, and turned
+/// from there into A.
+fn board_pass(
+    shmem: &Shmem,
+    ct: &mut CornerTurn,
+    on_boards: &[BoardRows],
+    name: &str,
+    timer: &mut PhaseTimer,
+    out: &mut Outcome,
+) -> anyhow::Result<()> {
+    let (n, me) = (ct.n(), shmem.my_pe());
+    let (m, d) = timer.run(name, || -> anyhow::Result<(f64, f64)> {
+        let mut runs = Vec::new();
+        for b in on_boards.iter().filter(|b| b.count > 0) {
+            let args = [b.obj.heap_offset() as u64, b.count as u64];
+            runs.push((b.board, shmem.fpga_start(b.board, kernel::KERNEL, &args)?));
+        }
+        let (mut m, mut d) = (0.0f64, 0.0f64);
+        for (board, run) in runs {
+            let done = run
+                .wait()
+                .map_err(|source| Error::Board { board, source })?;
+            m = m.max(done.modeled_s);
+            d = d.max(done.elapsed_s);
+        }
+        Ok((m, d))
+    })?;
+    out.kernel_modeled_s += m;
+    out.kernel_done_after_s += d;
+    // Into B (free in both passes), all boards at once; the turn reads it there.
+    timer.run("from boards", || -> anyhow::Result<()> {
+        for b in on_boards.iter().filter(|b| b.count > 0) {
+            shmem.get_nbi(
+                ct.object(Buffer::B),
+                b.first * n,
+                &b.obj,
+                0,
+                b.count * n,
+                me,
+            )?;
+        }
+        Ok(shmem.quiet()?)
+    })?;
+    timer.run(TURNS, || -> anyhow::Result<()> {
+        let t = Instant::now();
+        // SAFETY: nobody writes B in this phase (the turn puts into A; "from boards"
+        // completed with its quiet and barrier) and no PE reads another's B.
+        let rows = unsafe { shmem.local_slice(ct.object(Buffer::B))? };
+        ct.turn_slab(shmem, rows, 0, Buffer::A)?;
+        shmem.quiet()?;
+        out.turn_s += t.elapsed().as_secs_f64();
+        Ok(())
+    })
+}
