@@ -1,0 +1,55 @@
+//! The OpenSHMEM 1.5 tables of types (its Tables 5, 6, 7, 8 and 10): each row is the
+//! TYPENAME in routine names, the C type, and the Rust type of the same size and
+//! alignment that carries it.
+
+/// One row of a table.
+pub struct Ty {
+    /// TYPENAME, as in `shmem_TYPENAME_put`.
+    pub name: &'static str,
+    /// The C type.
+    pub c: &'static str,
+    /// A Rust type of the same size and alignment.
+    pub rust: &'static str,
+}
+
+const fn ty(name: &'static str, c: &'static str, rust: &'static str) -> Ty {
+    Ty { name, c, rust }
+}
+
+/// Standard RMA types (Table 5), which also serve the collectives.
+pub const RMA: &[Ty] = &[
+    ty("float", "float", "f32"),
+    ty("double", "double", "f64"),
+    ty("longdouble", "long double", "LongDouble"),
+    ty("char", "char", "i8"),
+    ty("schar", "signed char", "i8"),
+    ty("short", "short", "i16"),
+    ty("int", "int", "i32"),
+    ty("long", "long", "i64"),
+    ty("longlong", "long long", "i64"),
+    ty("uchar", "unsigned char", "u8"),
+    ty("ushort", "unsigned short", "u16"),
+    ty("uint", "unsigned int", "u32"),
+    ty("ulong", "unsigned long", "u64"),
+    ty("ulonglong", "unsigned long long", "u64"),
+    ty("int8", "int8_t", "i8"),
+    ty("int16", "int16_t", "i16"),
+    ty("int32", "int32_t", "i32"),
+    ty("int64", "int64_t", "i64"),
+    ty("uint8", "uint8_t", "u8"),
+    ty("uint16", "uint16_t", "u16"),
+    ty("uint32", "uint32_t", "u32"),
+    ty("uint64", "uint64_t", "u64"),
+    ty("size", "size_t", "usize"),
+    ty("ptrdiff", "ptrdiff_t", "isize"),
+];
+
+/// The sized RMA routines (`shmem_put8` ... `shmem_put128`): bits and a Rust type of
+/// that size.
+pub const SIZED: &[(u32, &str)] = &[
+    (8, "u8"),
+    (16, "u16"),
+    (32, "u32"),
+    (64, "u64"),
+    (128, "u128"),
+];

@@ -1,0 +1,27 @@
+//! The OpenSHMEM 1.5 C interface of shmemplus: `libshmemplus.so` and `libshmemplus.a`,
+//! declared by `include/shmem.h` (and `include/shmemx.h` for the multilevel address
+//! space). A C or C++ program built with `shmemcc`/`shmemc++` links this library and
+//! runs under `shmemrun` like a Rust PE.
+//!
+//! This crate is a thin binding: every routine checks its C arguments, turns addresses
+//! into (place, offset) and calls the Rust API (`shmemplus`, named `rust` here), which
+//! owns every data path (the one Route). It must not move bytes itself, keep a second
+//! copy of any state the Rust handle has, or implement a protocol.
+//!
+//! | module | owns |
+//! |---|---|
+//! | `state` | the process's one handle, init/finalize bookkeeping, fatal errors |
+//! | `addr` | C addresses: which place and offset a pointer names (CPU heap, statics, board windows) |
+//! | `setup` | init, finalize, my_pe, n_pes, query and the legacy start-up names |
+//! | `memory` | shmem_malloc and friends, the live-allocation table |
+//! | `rma` | put and get in every typed, sized and scalar form |
+//!
+//! Errors follow OpenSHMEM practice: a call with a wrong PE, an address that is not
+//! symmetric or an exhausted heap prints one line naming the PE, the routine and the
+//! argument, and ends the job (exit status 70, which `shmemrun` reports).
+
+mod addr;
+mod memory;
+mod rma;
+mod setup;
+mod state;
