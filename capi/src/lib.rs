@@ -15,13 +15,17 @@
 //! | `setup` | init, finalize, my_pe, n_pes, query and the legacy start-up names |
 //! | `memory` | shmem_malloc and friends, the live-allocation table |
 //! | `rma` | put and get in every typed, sized and scalar form |
+//! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED` |
+//! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT` |
 //!
 //! Errors follow OpenSHMEM practice: a call with a wrong PE, an address that is not
 //! symmetric or an exhausted heap prints one line naming the PE, the routine and the
 //! argument, and ends the job (exit status 70, which `shmemrun` reports).
 
 mod addr;
+mod ctx;
 mod memory;
 mod rma;
 mod setup;
 mod state;
+mod team;

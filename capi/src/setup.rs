@@ -28,6 +28,7 @@ pub(crate) fn init_once(routine: &str) {
     }
     let handle = rust::init().or_die(routine);
     addr::reserve_board_windows(&handle, routine);
+    crate::team::install_predefined(&handle);
     state::install(handle);
 }
 

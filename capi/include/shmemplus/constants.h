@@ -90,4 +90,10 @@ typedef struct {
     int num_contexts;
 } shmem_team_config_t;
 
+SHMEMPLUS_BEGIN_C
+extern shmem_ctx_t SHMEM_CTX_DEFAULT;
+extern shmem_team_t SHMEM_TEAM_WORLD;
+extern shmem_team_t SHMEM_TEAM_SHARED;
+SHMEMPLUS_END_C
+
 #endif /* SHMEMPLUS_CONSTANTS_H */

@@ -11,6 +11,10 @@ int shmem_n_pes(void);
 void shmem_barrier_all(void);
 void shmem_quiet(void);
 void shmem_fence(void);
+void shmem_ctx_quiet(shmem_ctx_t ctx);
+void shmem_ctx_fence(shmem_ctx_t ctx);
+int shmem_team_my_pe(shmem_team_t team);
+int shmem_team_n_pes(shmem_team_t team);
 
 void *shmem_malloc(size_t size);
 void shmem_free(void *ptr);

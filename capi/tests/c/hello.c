@@ -23,6 +23,9 @@ int main(void) {
     long back[4];
     shmem_getmem(back, slot, sizeof back, left);
     CHECK(back[1] == 1000 + (left + n - 1) % n, "getmem gave %ld", back[1]);
+    CHECK(shmem_team_my_pe(SHMEM_TEAM_WORLD) == me && shmem_team_n_pes(SHMEM_TEAM_WORLD) == n,
+          "world team says %d of %d", shmem_team_my_pe(SHMEM_TEAM_WORLD), shmem_team_n_pes(SHMEM_TEAM_WORLD));
+    shmem_ctx_quiet(SHMEM_CTX_DEFAULT);
     shmem_free(slot);
     REPORT_OK("hello");
     shmem_finalize();
