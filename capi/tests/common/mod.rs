@@ -10,6 +10,7 @@ use std::process::Command;
 /// Compiles `tests/c/<source>` with `shmemcc` (or `shmemc++` for `.cpp`) into this
 /// test target's scratch directory and returns the program's path.
 pub fn build(source: &str, extra: &[&str]) -> PathBuf {
+    ensure_library();
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/c")
         .join(source);
@@ -56,4 +57,23 @@ pub fn run_ok(source: &str, n: u32, env: &[(&str, &str)]) {
         .into_owned();
     let report = run(&exe.to_string_lossy(), n, &[], env);
     assert_all_ok(&report, &name, &format!("{source} on {n} PEs with {env:?}"));
+}
+
+/// Builds `libshmemplus.so` once per test run: Cargo builds a test's binaries but not
+/// the C library of its own package, which the wrappers link. A test compiled without
+/// debug assertions is a release build, so the library is built for that profile.
+fn ensure_library() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut command = Command::new(cargo);
+        command
+            .args(["build", "--quiet", "-p", "shmemplus-capi", "--lib"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        if !cfg!(debug_assertions) {
+            command.arg("--release");
+        }
+        let status = command.status().expect("cargo runs");
+        assert!(status.success(), "building libshmemplus failed: {status}");
+    });
 }
