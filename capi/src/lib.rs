@@ -17,6 +17,7 @@
 //! | `rma` | put and get in every typed, sized and scalar form |
 //! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED` |
 //! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT` |
+//! | `shmemx` | the `shmemx_` board routines: allocation on boards, places, kernel runs |
 //!
 //! Errors follow OpenSHMEM practice: a call with a wrong PE, an address that is not
 //! symmetric or an exhausted heap prints one line naming the PE, the routine and the
@@ -27,5 +28,6 @@ mod ctx;
 mod memory;
 mod rma;
 mod setup;
+mod shmemx;
 mod state;
 mod team;

@@ -1,4 +1,6 @@
-//! The symmetric heap from C: `shmem_malloc`, `shmem_free` and the table of live
+//! The symmetric heap from C: `shmem_malloc`, `shmem_calloc`, `shmem_align`,
+//! `shmem_malloc_with_hints`, `shmem_realloc`, `shmem_free`, their legacy names
+//! (`shmalloc`, `shmemalign`, `shrealloc`, `shfree`) and the table of live
 //! allocations that lets `shmem_free` find the object a pointer names.
 //!
 //! This module owns that table (one entry per live allocation of any place, keyed by
@@ -24,6 +26,17 @@ fn live() -> MutexGuard<'static, Option<LiveTable>> {
 /// Allocates `size` bytes on every PE at `place` (collective) and returns this PE's
 /// address of the object (a board window address for a board), or null for size 0.
 pub(crate) fn alloc_at(routine: &str, size: usize, place: Place) -> *mut c_void {
+    alloc_by(routine, size, |shmem| shmem.alloc::<u8>(size, place))
+}
+
+/// The common body of the allocation routines: `make` is the Rust API's collective
+/// allocation of `size` (> 0) bytes; its object goes into the live table and its
+/// address is returned. Size 0 returns null on every PE after a barrier.
+pub(crate) fn alloc_by(
+    routine: &str,
+    size: usize,
+    make: impl FnOnce(&Shmem) -> rust::Result<SymVec<u8>>,
+) -> *mut c_void {
     let shmem = shmem(routine);
     if size == 0 {
         // Still a collective point: every PE passes the same size, so all skip alike;
@@ -31,11 +44,11 @@ pub(crate) fn alloc_at(routine: &str, size: usize, place: Place) -> *mut c_void 
         shmem.barrier_all().or_die(routine);
         return std::ptr::null_mut();
     }
-    let obj = shmem.alloc::<u8>(size, place).or_die(routine);
+    let obj = make(shmem).or_die(routine);
     let addr = address_of(shmem, routine, &obj);
     live()
         .get_or_insert_with(HashMap::new)
-        .insert((place, obj.heap_offset()), obj);
+        .insert((obj.place(), obj.heap_offset()), obj);
     addr
 }
 
@@ -76,12 +89,45 @@ pub extern "C" fn shmem_malloc(size: usize) -> *mut c_void {
 /// Null does nothing but still synchronises.
 #[no_mangle]
 pub extern "C" fn shmem_free(ptr: *mut c_void) {
-    const ROUTINE: &str = "shmem_free";
-    let shmem = shmem(ROUTINE);
+    free_as("shmem_free", ptr)
+}
+
+/// The body of `shmem_free` and its other names.
+pub(crate) fn free_as(routine: &str, ptr: *mut c_void) {
+    let shmem = shmem(routine);
     if ptr.is_null() {
-        shmem.barrier_all().or_die(ROUTINE);
+        shmem.barrier_all().or_die(routine);
         return;
     }
-    let obj = take_live(shmem, ROUTINE, ptr);
-    shmem.free(obj).or_die(ROUTINE);
+    let obj = take_live(shmem, routine, ptr);
+    shmem.free(obj).or_die(routine);
+}
+
+/// Allocates `count` objects of `size` bytes on every PE, all bytes zero (OpenSHMEM
+/// `shmem_calloc`; collective). Returns null when either is 0; a product that
+/// overflows ends the job.
+#[no_mangle]
+pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
+    const ROUTINE: &str = "shmem_calloc";
+    let bytes = match count.checked_mul(size) {
+        Some(bytes) => bytes,
+        None => bad_arg(
+            ROUTINE,
+            "count",
+            &format!("{count} objects of {size} bytes overflow the address space"),
+        ),
+    };
+    alloc_by(ROUTINE, bytes, |shmem| shmem.alloc::<u8>(bytes, Place::Cpu))
+}
+
+/// The legacy name of [`shmem_malloc`].
+#[no_mangle]
+pub extern "C" fn shmalloc(size: usize) -> *mut c_void {
+    alloc_at("shmalloc", size, Place::Cpu)
+}
+
+/// The legacy name of [`shmem_free`].
+#[no_mangle]
+pub extern "C" fn shfree(ptr: *mut c_void) {
+    free_as("shfree", ptr)
 }

@@ -1,11 +1,15 @@
-//! Library setup and query: `shmem_init`, `shmem_finalize`, `shmem_my_pe`,
-//! `shmem_n_pes`, `shmem_barrier_all`, `shmem_quiet`, `shmem_fence`.
+//! Library setup and query: `shmem_init`, `shmem_init_thread`, `shmem_finalize`,
+//! `shmem_my_pe`, `shmem_n_pes`, `shmem_barrier_all`, `shmem_quiet`, `shmem_fence`,
+//! the accessibility queries and `shmem_ptr`, `shmem_info_get_*`, `shmem_global_exit`,
+//! the legacy names (`start_pes`, `_my_pe`, `_num_pes`) and the deprecated cache
+//! routines (no-ops).
 //!
 //! This module owns the C entry points of start-up and shutdown. It must not keep
 //! state of its own beyond what `state` holds.
 
 use crate::addr;
 use crate::state::{self, die, shmem, OrDie};
+use std::ffi::{c_char, c_void};
 
 /// Starts this PE (OpenSHMEM `shmem_init`). A second call while initialized does
 /// nothing; a call after `shmem_finalize` ends the job with a message.
@@ -77,3 +81,182 @@ pub extern "C" fn shmem_fence() {
     const ROUTINE: &str = "shmem_fence";
     shmem(ROUTINE).fence().or_die(ROUTINE);
 }
+
+/// `SHMEM_THREAD_MULTIPLE`, the thread level this library provides (shmem.h).
+const THREAD_MULTIPLE: i32 = 3;
+
+/// Starts this PE with a thread level (OpenSHMEM `shmem_init_thread`): every level is
+/// provided as `SHMEM_THREAD_MULTIPLE`, written to `provided` (when not null).
+/// Returns 0, or -1 without starting anything for a `requested` level that is not
+/// one of the four `SHMEM_THREAD_*` values.
+///
+/// # Safety
+/// `provided` must be null or point to a writable `int`.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_init_thread(requested: i32, provided: *mut i32) -> i32 {
+    if !(0..=THREAD_MULTIPLE).contains(&requested) {
+        return -1;
+    }
+    init_once("shmem_init_thread");
+    if !provided.is_null() {
+        // SAFETY: the caller's contract: a writable int.
+        unsafe { provided.write(THREAD_MULTIPLE) };
+    }
+    0
+}
+
+/// Writes the thread level the library provides (OpenSHMEM `shmem_query_thread`).
+///
+/// # Safety
+/// `provided` must point to a writable `int`.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_query_thread(provided: *mut i32) {
+    const ROUTINE: &str = "shmem_query_thread";
+    shmem(ROUTINE);
+    if provided.is_null() {
+        state::bad_arg(ROUTINE, "provided", "null pointer")
+    }
+    // SAFETY: the caller's contract: a writable int (not null, checked above).
+    unsafe { provided.write(THREAD_MULTIPLE) };
+}
+
+/// Whether PE `pe` can be reached by RMA and atomics (OpenSHMEM
+/// `shmem_pe_accessible`): 1 for every PE of the job, 0 for any other number.
+#[no_mangle]
+pub extern "C" fn shmem_pe_accessible(pe: i32) -> i32 {
+    let shmem = shmem("shmem_pe_accessible");
+    i32::from(u32::try_from(pe).is_ok_and(|pe| pe < shmem.n_pes()))
+}
+
+/// Whether `addr` is symmetric, so that it can name PE `pe`'s copy (OpenSHMEM
+/// `shmem_addr_accessible`): 1 for an address in the symmetric heap, the program's
+/// static data (when symmetric) or a board window, with `pe` a PE of the job.
+#[no_mangle]
+pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: i32) -> i32 {
+    let shmem = shmem("shmem_addr_accessible");
+    let pe_ok = u32::try_from(pe).is_ok_and(|pe| pe < shmem.n_pes());
+    i32::from(pe_ok && addr::locate(shmem, addr).is_some())
+}
+
+/// Writes the OpenSHMEM version this library implements (OpenSHMEM
+/// `shmem_info_get_version`; callable before `shmem_init`).
+///
+/// # Safety
+/// `major` and `minor` must point to writable `int`s.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_info_get_version(major: *mut i32, minor: *mut i32) {
+    const ROUTINE: &str = "shmem_info_get_version";
+    if major.is_null() || minor.is_null() {
+        let arg = if major.is_null() { "major" } else { "minor" };
+        state::bad_arg(ROUTINE, arg, "null pointer")
+    }
+    // SAFETY: the caller's contract: two writable ints (not null, checked above).
+    unsafe {
+        major.write(SPEC_MAJOR);
+        minor.write(SPEC_MINOR);
+    }
+}
+
+/// `SHMEM_MAJOR_VERSION` and `SHMEM_MINOR_VERSION` (shmem.h).
+const SPEC_MAJOR: i32 = 1;
+const SPEC_MINOR: i32 = 5;
+/// `SHMEM_VENDOR_STRING` (shmem.h), which `shmem_info_get_name` writes.
+const VENDOR_STRING: &[u8] = b"shmemplus";
+/// `SHMEM_MAX_NAME_LEN` (shmem.h): the most `shmem_info_get_name` writes, its
+/// terminating zero included.
+const MAX_NAME_LEN: usize = 256;
+const _: () = assert!(VENDOR_STRING.len() < MAX_NAME_LEN);
+
+/// Writes the vendor string `SHMEM_VENDOR_STRING` and a terminating zero to `name`
+/// (OpenSHMEM `shmem_info_get_name`; at most `SHMEM_MAX_NAME_LEN` bytes; callable
+/// before `shmem_init`).
+///
+/// # Safety
+/// `name` must point to at least `SHMEM_MAX_NAME_LEN` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn shmem_info_get_name(name: *mut c_char) {
+    if name.is_null() {
+        state::bad_arg("shmem_info_get_name", "name", "null pointer")
+    }
+    // SAFETY: the caller's contract: `SHMEM_MAX_NAME_LEN` writable bytes, more than
+    // the string and its zero (checked at compile time above); a private buffer.
+    unsafe {
+        std::ptr::copy_nonoverlapping(VENDOR_STRING.as_ptr(), name.cast(), VENDOR_STRING.len());
+        name.add(VENDOR_STRING.len()).write(0);
+    }
+}
+
+/// Starts this PE (the legacy `start_pes`; the argument is ignored, as OpenSHMEM
+/// says). Such a program may end without `shmem_finalize`: the library finalizes
+/// when it exits.
+#[no_mangle]
+pub extern "C" fn start_pes(_npes: i32) {
+    init_once("start_pes");
+    static AT_EXIT: std::sync::Once = std::sync::Once::new();
+    AT_EXIT.call_once(|| {
+        // SAFETY: registers a function with C linkage and no arguments, which lives as
+        // long as the program (it is part of this library, never unloaded).
+        if unsafe { libc::atexit(finalize_at_exit) } != 0 {
+            die(None, "start_pes", "cannot register the finalize at exit")
+        }
+    });
+}
+
+/// The implicit `shmem_finalize` of a program started by `start_pes`, which predates
+/// `shmem_finalize` and so never calls it: at exit, unless the program finalized.
+/// Errors are reported, not acted on (nothing may end the process inside `exit`).
+extern "C" fn finalize_at_exit() {
+    const ROUTINE: &str = "shmem_finalize (at exit)";
+    if !state::initialized() || !state::mark_finalized() {
+        return;
+    }
+    let handle = shmem(ROUTINE);
+    if let Err(e) = handle.barrier_all().and_then(|()| handle.finalize()) {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "shmemplus: PE {}: {ROUTINE}: {e}",
+            handle.my_pe()
+        );
+    }
+}
+
+/// This PE's number (the legacy `_my_pe`).
+#[no_mangle]
+pub extern "C" fn _my_pe() -> i32 {
+    shmem("_my_pe").my_pe() as i32
+}
+
+/// The number of PEs (the legacy `_num_pes`).
+#[no_mangle]
+pub extern "C" fn _num_pes() -> i32 {
+    shmem("_num_pes").n_pes() as i32
+}
+
+// The deprecated cache routines of OpenSHMEM (section "Cache Management"): this
+// library keeps no cache of remote data, so each does nothing, as the specification
+// allows.
+
+/// Deprecated no-op (OpenSHMEM `shmem_clear_cache_inv`).
+#[no_mangle]
+pub extern "C" fn shmem_clear_cache_inv() {}
+
+/// Deprecated no-op (OpenSHMEM `shmem_set_cache_inv`).
+#[no_mangle]
+pub extern "C" fn shmem_set_cache_inv() {}
+
+/// Deprecated no-op (OpenSHMEM `shmem_clear_cache_line_inv`).
+#[no_mangle]
+pub extern "C" fn shmem_clear_cache_line_inv(_dest: *mut c_void) {}
+
+/// Deprecated no-op (OpenSHMEM `shmem_set_cache_line_inv`).
+#[no_mangle]
+pub extern "C" fn shmem_set_cache_line_inv(_dest: *mut c_void) {}
+
+/// Deprecated no-op (OpenSHMEM `shmem_udcflush`).
+#[no_mangle]
+pub extern "C" fn shmem_udcflush() {}
+
+/// Deprecated no-op (OpenSHMEM `shmem_udcflush_line`).
+#[no_mangle]
+pub extern "C" fn shmem_udcflush_line(_dest: *mut c_void) {}

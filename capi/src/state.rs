@@ -89,11 +89,9 @@ pub(crate) fn bad_arg(routine: &str, arg: &str, why: &str) -> ! {
 #[cold]
 #[inline(never)]
 pub(crate) fn die(pe: Option<u32>, routine: &str, why: &str) -> ! {
-    let who = match pe {
+    let who = match pe.or_else(launcher_pe) {
         Some(pe) => format!("PE {pe}"),
-        None => std::env::var("SHMEMPLUS_PE")
-            .map(|pe| format!("PE {pe}"))
-            .unwrap_or_else(|_| "this PE".to_string()),
+        None => "this PE".to_string(),
     };
     let _ = std::io::stdout().flush();
     // Not `eprintln!`: it panics when stderr is closed, and this must reach the exit.
@@ -102,6 +100,16 @@ pub(crate) fn die(pe: Option<u32>, routine: &str, why: &str) -> ! {
         "shmemplus: {who}: {routine}: {why}; ending the job"
     );
     std::process::exit(FATAL_EXIT_CODE)
+}
+
+/// This PE's number as the launcher exported it, for a message written before the
+/// handle exists: only a number below the exported PE count, so a stray or garbled
+/// environment never puts a wrong PE number in a message.
+fn launcher_pe() -> Option<u32> {
+    let number = |var: &str| std::env::var(var).ok()?.trim().parse::<u32>().ok();
+    let pe = number(rust::launch::ENV_PE)?;
+    let n_pes = number(rust::launch::ENV_N_PES)?;
+    (pe < n_pes).then_some(pe)
 }
 
 /// Unwraps a result of the Rust API for `routine`, ending the job on an error.
