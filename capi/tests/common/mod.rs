@@ -26,6 +26,13 @@ pub fn build(source: &str, extra: &[&str]) -> PathBuf {
     let stem = Path::new(source).file_stem().expect("a file name");
     let suffix = extra.join("").replace(['-', '=', ' '], "_");
     let exe = out_dir.join(format!("{}{suffix}", stem.to_string_lossy()));
+    // Once per test process: tests run in parallel, and rewriting a program another
+    // test is starting fails that start with "Text file busy".
+    static BUILT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if built.contains(&exe) {
+        return exe;
+    }
     let std = if cxx { "-std=c++11" } else { "-std=c11" };
     let output = Command::new(&wrapper)
         .args([std, "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
@@ -43,6 +50,7 @@ pub fn build(source: &str, extra: &[&str]) -> PathBuf {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+    built.push(exe.clone());
     exe
 }
 
