@@ -203,6 +203,8 @@ pub struct PeHello {
     pub heap_bytes: u64,
     /// Bytes per AM ring.
     pub ring_bytes: u64,
+    /// Bytes of the program's data made symmetric (0 without `init_with`'s option).
+    pub static_bytes: u64,
     /// Conduit name.
     pub conduit: String,
     /// Library version.
@@ -211,8 +213,8 @@ pub struct PeHello {
     pub profile: String,
 }
 
-/// Checks that every PE can join the same job: same heap size, ring size, conduit and
-/// library version, and every segment created. The error names the first PE that
+/// Checks that every PE can join the same job: same heap size, symmetric data size,
+/// ring size, conduit and library version, and every segment created. The error names the first PE that
 /// differs and is the same on every PE.
 pub fn check_hellos(hellos: &[PeHello]) -> Result<(), Error> {
     let first = &hellos[0];
@@ -229,6 +231,13 @@ pub fn check_hellos(hellos: &[PeHello]) -> Result<(), Error> {
         };
         if h.heap_bytes != first.heap_bytes {
             return differs("SHMEM_SYMMETRIC_SIZE", &first.heap_bytes, &h.heap_bytes);
+        }
+        if h.static_bytes != first.static_bytes {
+            return Err(Error::Bootstrap(format!(
+                "PE {pe} has {} bytes of symmetric data (.data and .bss) but PE 0 has {}; \
+                 every PE must run the same program and ask for symmetric data alike",
+                h.static_bytes, first.static_bytes
+            )));
         }
         if h.ring_bytes != first.ring_bytes {
             return differs("SHMEMPLUS_AM_RING", &first.ring_bytes, &h.ring_bytes);
@@ -301,6 +310,7 @@ mod tests {
             segment: Ok("s".into()),
             heap_bytes: heap,
             ring_bytes: 4096,
+            static_bytes: 8192,
             conduit: "shm".into(),
             version: "1".into(),
             profile: "native".into(),
@@ -311,6 +321,15 @@ mod tests {
             .to_string();
         assert!(
             e.contains("PE 2") && e.contains("SHMEM_SYMMETRIC_SIZE"),
+            "{e}"
+        );
+        let mut other_program = h(10);
+        other_program.static_bytes = 4096;
+        let e = check_hellos(&[h(10), other_program])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("PE 1") && e.contains("symmetric data") && e.contains("4096"),
             "{e}"
         );
         let mut bad = h(10);

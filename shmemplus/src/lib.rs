@@ -38,6 +38,7 @@ pub mod launch;
 mod reduce;
 mod segment;
 mod shmem;
+mod statics;
 mod sync;
 mod team;
 mod topology;
@@ -51,7 +52,7 @@ pub use error::{Error, Result};
 pub use fpga_mock;
 pub use netsim;
 pub use reduce::{ReduceOp, Reducible};
-pub use shmem::{init, Place, Shmem, SymVec, TuneSource};
+pub use shmem::{init, init_with, CpuSpace, InitOptions, Place, Shmem, SymVec, TuneSource};
 /// The multilevel communication model: the `shmemplus-model` crate, a leaf over `netsim`.
 pub use shmemplus_model as model;
 pub use team::Team;

@@ -6,13 +6,13 @@
 //! | file | owns |
 //! |---|---|
 //! | `place` | [`Place`], [`SymVec`], a place's wire word, locating elements |
-//! | `init` | `init`: configuration, mapping the job's heaps, the start-up report |
+//! | `init` | `init`/`init_with`: configuration, mapping the job's heaps (and the program's data, `statics`), the start-up report |
 //! | `lifecycle` | the progress thread's watcher, `finalize`, shutdown and `Drop` |
 //! | `alloc` | collective `alloc`/`free` and the symmetry check |
 //! | `rma` | put/get, `p`/`g`, `put_from`/`get_into`, the non-blocking forms, `fence`, `quiet` |
 //! | `route` | how bytes reach a place of a PE: conduit, boards, hops, ordering |
 //! | `tuning` | the model's view of a route, packet sizes, self-tuning |
-//! | `local` | access to this PE's own copy (`local_read`, `local_slice`, addresses) |
+//! | `local` | access to this PE's own copy (`local_read`, `local_slice`, addresses, `cpu_space`) |
 //! | `boards` | loading and starting board kernels |
 //! | `user_am` | user active messages |
 //! | `atomics`, `p2p`, `locks` | atomic operations, waits and signals, distributed locks |
@@ -49,7 +49,8 @@ mod teams;
 mod tuning;
 mod user_am;
 
-pub use init::init;
+pub use init::{init, init_with, InitOptions};
+pub use local::CpuSpace;
 pub use place::{Place, SymVec};
 pub use tuning::TuneSource;
 
