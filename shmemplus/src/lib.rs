@@ -52,7 +52,7 @@ pub use error::{Error, Result};
 pub use fpga_mock;
 pub use netsim;
 pub use reduce::{ReduceOp, Reducible};
-pub use shmem::{init, init_with, CpuSpace, InitOptions, Place, Shmem, SymVec, TuneSource};
+pub use shmem::{init, init_with, InitOptions, Place, PlaceSpace, Shmem, SymVec, TuneSource};
 /// The multilevel communication model: the `shmemplus-model` crate, a leaf over `netsim`.
 pub use shmemplus_model as model;
 pub use team::Team;

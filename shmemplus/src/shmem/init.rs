@@ -46,7 +46,7 @@ impl InitOptions {
     /// of a C program's globals): its writable data (`.data` and `.bss`, not RELRO)
     /// becomes this PE's *static area*, CPU offsets `[static_offset, cpu_bytes)` after
     /// the heap, reachable by every PE with the normal calls through
-    /// [`Shmem::cpu_space`] and [`Shmem::locate_addr`].
+    /// [`Shmem::place_space`] and [`Shmem::locate_addr`].
     ///
     /// Limits: only the main executable's data (not a shared library's); a Rust
     /// `static` is writable data only if it has interior mutability (atomics,
@@ -97,7 +97,7 @@ pub fn init() -> Result<Shmem> {
 /// assert!(at >= lo as usize && at < lo as usize + len);
 /// // HITS is symmetric: every PE adds one to PE 0's copy.
 /// let (_, offset) = shmem.locate_addr(at as *const u8).expect("a global is symmetric");
-/// let space = shmem.cpu_space::<u64>()?;
+/// let space = shmem.place_space::<u64>(shmemplus::Place::Cpu)?;
 /// shmem.atomic_fetch_add(&space, offset / 8, 1, 0)?;
 /// shmem.barrier_all()?;
 /// if shmem.my_pe() == 0 {

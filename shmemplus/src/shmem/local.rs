@@ -1,7 +1,7 @@
 //! Access to this PE's own copy of a symmetric object: `local_read`/`local_write`
 //! (a DMA for board memory), the unsafe borrowing `local_slice`/`local_slice_mut`,
 //! raw addresses (`local_addr`, `locate_addr`, `static_region`) and the object that
-//! names all CPU memory (`cpu_space`), by which an interface that deals in addresses
+//! names all CPU memory (`place_space`), by which an interface that deals in addresses
 //! reaches heap and symmetric globals alike.
 //!
 //! This module owns the safety contract of those borrows. It must not reach another
@@ -12,22 +12,22 @@ use crate::error::{Error, Result};
 use bytemuck::Pod;
 use std::marker::PhantomData;
 
-/// Every CPU offset of every PE as one object of `T`s (from [`Shmem::cpu_space`]):
-/// element `i` is the bytes at CPU offset `i * size_of::<T>()`, on the heap or in the
-/// static area. It dereferences to a [`SymVec`] for the RMA, atomic and wait calls; it
+/// A whole place of every PE as one object of `T`s (from [`Shmem::place_space`]):
+/// element `i` is the bytes at offset `i * size_of::<T>()` of the place (for the CPU,
+/// on the heap or in the static area). It dereferences to a [`SymVec`] for the RMA, atomic and wait calls; it
 /// is not one that `free` takes, since it names memory no `alloc` made.
-pub struct CpuSpace<T: Pod>(SymVec<T>);
+pub struct PlaceSpace<T: Pod>(SymVec<T>);
 
-impl<T: Pod> std::ops::Deref for CpuSpace<T> {
+impl<T: Pod> std::ops::Deref for PlaceSpace<T> {
     type Target = SymVec<T>;
     fn deref(&self) -> &SymVec<T> {
         &self.0
     }
 }
 
-impl<T: Pod> std::fmt::Debug for CpuSpace<T> {
+impl<T: Pod> std::fmt::Debug for PlaceSpace<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("CpuSpace").field(&self.0).finish()
+        f.debug_tuple("PlaceSpace").field(&self.0).finish()
     }
 }
 
@@ -46,7 +46,7 @@ impl Shmem {
         }
         let (offset, _) = self.locate(obj, index, count)?;
         // SAFETY: `locate` checked the range against the object, which lies inside this
-        // PE's CPU memory (the heap, or for `cpu_space` up to `cpu_bytes`), all mapped.
+        // PE's CPU memory (the heap, or for `place_space` up to `cpu_bytes`), all mapped.
         Ok(unsafe { inner.segs.mine().heap_base().add(offset) })
     }
 
@@ -131,7 +131,7 @@ impl Shmem {
     /// inside this PE's symmetric heap (the inverse of [`Shmem::local_addr`]) or, with
     /// symmetric data ([`crate::InitOptions::symmetric_data`]), inside the program's
     /// global data: the same variable is at the same offset on every PE. Use the
-    /// offset with [`Shmem::cpu_space`].
+    /// offset with [`Shmem::place_space`].
     ///
     /// ```
     /// let shmem = shmemplus::init()?;
@@ -168,36 +168,46 @@ impl Shmem {
         self.inner.segs.statics.map(|r| (r.lo as *mut u8, r.len))
     }
 
-    /// All CPU memory of every PE, heap and static area, as one object of `T`s:
-    /// element `offset / size_of::<T>()` is the `T` at CPU offset `offset` (from
-    /// [`Shmem::locate_addr`]; an offset that is not a multiple of `size_of::<T>()`
-    /// needs a smaller `T`). Every RMA, atomic and wait call takes it; bounds are
-    /// checked against the whole CPU memory, not against any one variable.
+    /// A whole place of every PE as one object of `T`s: for [`Place::Cpu`] all CPU
+    /// memory, heap and static area; for a board, this PE's partition of it. Element
+    /// `offset / size_of::<T>()` is the `T` at byte `offset` of the place (from
+    /// [`Shmem::locate_addr`] for the CPU; an offset that is not a multiple of
+    /// `size_of::<T>()` needs a smaller `T`). Every RMA, atomic and wait call takes it;
+    /// bounds are checked against the whole place, not against any one object. It is
+    /// how interfaces that deal in addresses (the C binding) reach memory while every
+    /// access still goes through the same range check and route.
     ///
     /// ```
+    /// use shmemplus::Place;
     /// let shmem = shmemplus::init()?;
-    /// let v = shmem.alloc::<u64>(4, shmemplus::Place::Cpu)?;
+    /// let v = shmem.alloc::<u64>(4, Place::Cpu)?;
     /// let (_, offset) = shmem.locate_addr(shmem.local_addr(&v)?.cast()).unwrap();
-    /// let space = shmem.cpu_space::<u64>()?;
+    /// let space = shmem.place_space::<u64>(Place::Cpu)?;
     /// shmem.p(&space, offset / 8 + 3, 77, shmem.my_pe())?;
     /// shmem.quiet()?;
     /// assert_eq!(shmem.local_read_one(&v, 3)?, 77);
     /// // Past the end of CPU memory: an error, not a write.
     /// assert!(shmem.p(&space, space.len(), 1, 0).is_err());
+    /// // A board the job does not have: an error.
+    /// assert!(shmem.place_space::<u64>(Place::Fpga(99)).is_err());
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
-    pub fn cpu_space<T: Pod>(&self) -> Result<CpuSpace<T>> {
+    pub fn place_space<T: Pod>(&self, place: Place) -> Result<PlaceSpace<T>> {
         let inner = self.live()?;
-        let len = inner
-            .segs
-            .mine()
-            .cpu_bytes()
-            .checked_div(size_of::<T>())
-            .ok_or_else(|| Error::InvalidArgument("cpu_space of a zero-sized type".to_string()))?;
-        Ok(CpuSpace(SymVec {
+        let bytes = match place {
+            Place::Cpu => inner.segs.mine().cpu_bytes(),
+            Place::Fpga(b) => {
+                inner.boards.board(b)?;
+                usize::try_from(inner.boards.partition_bytes()).unwrap_or(usize::MAX)
+            }
+        };
+        let len = bytes.checked_div(size_of::<T>()).ok_or_else(|| {
+            Error::InvalidArgument("place_space of a zero-sized type".to_string())
+        })?;
+        Ok(PlaceSpace(SymVec {
             offset: 0,
             len,
-            place: Place::Cpu,
+            place,
             job: inner.job,
             _elem: PhantomData,
         }))

@@ -12,7 +12,7 @@
 //! | `rma` | put/get, `p`/`g`, `put_from`/`get_into`, the non-blocking forms, `fence`, `quiet` |
 //! | `route` | how bytes reach a place of a PE: conduit, boards, hops, ordering |
 //! | `tuning` | the model's view of a route, packet sizes, self-tuning |
-//! | `local` | access to this PE's own copy (`local_read`, `local_slice`, addresses, `cpu_space`) |
+//! | `local` | access to this PE's own copy (`local_read`, `local_slice`, addresses, `place_space`) |
 //! | `boards` | loading and starting board kernels |
 //! | `user_am` | user active messages |
 //! | `atomics`, `p2p`, `locks` | atomic operations, waits and signals, distributed locks |
@@ -50,7 +50,7 @@ mod tuning;
 mod user_am;
 
 pub use init::{init, init_with, InitOptions};
-pub use local::CpuSpace;
+pub use local::PlaceSpace;
 pub use place::{Place, SymVec};
 pub use tuning::TuneSource;
 

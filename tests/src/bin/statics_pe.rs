@@ -1,6 +1,6 @@
 //! `shmemplus-statics-pe`: PE programs for `tests/statics.rs`, on symmetric global
 //! data (`init_with(symmetric_data)`): Rust statics reached by other PEs through
-//! `locate_addr` and `cpu_space`, as a C program's globals are. A PE prints what it
+//! `locate_addr` and `place_space`, as a C program's globals are. A PE prints what it
 //! checked and exits 0 only if every check held.
 
 use shmemplus::{Cmp, InitOptions, Place, Shmem};
@@ -117,7 +117,9 @@ fn ring_on(shmem: &Shmem) -> Result<(), String> {
     let counter = offset_of(shmem, &COUNTER, "COUNTER")? / 8;
     let slots = offset_of(shmem, &SLOTS_OF_LEFT, "SLOTS_OF_LEFT")? / 8;
     let go = offset_of(shmem, &GO, "GO")? / 8;
-    let space = shmem.cpu_space::<u64>().map_err(e2s)?;
+    let space = shmem
+        .place_space::<u64>(shmemplus::Place::Cpu)
+        .map_err(e2s)?;
     // A heap object is reached through the same space at its own offset.
     let heap = shmem.alloc::<u64>(4, Place::Cpu).map_err(e2s)?;
     let heap_at = shmem
@@ -180,7 +182,9 @@ fn solo() -> Result<(), String> {
     BEFORE_INIT.store(0xbef0_4e00, Ordering::Relaxed);
     let shmem = symmetric()?;
     check_survivors(&shmem, "/memfd:shmemplus-solo")?;
-    let space = shmem.cpu_space::<u64>().map_err(e2s)?;
+    let space = shmem
+        .place_space::<u64>(shmemplus::Place::Cpu)
+        .map_err(e2s)?;
     let slots = offset_of(&shmem, &SLOTS_OF_LEFT, "SLOTS_OF_LEFT")? / 8;
     shmem.p(&space, slots + 7, 4242u64, 0).map_err(e2s)?;
     shmem.quiet().map_err(e2s)?;
