@@ -155,6 +155,18 @@ impl Ctx {
 impl Shmem {
     /// Makes a context on the world team (`shmem_ctx_create`). There is no limit on
     /// live contexts beyond memory: each is a handle clone and a team reference.
+    ///
+    /// ```
+    /// use shmemplus::CtxOptions;
+    /// let shmem = shmemplus::init()?;
+    /// let ctx = shmem.ctx_create(CtxOptions::SERIALIZED | CtxOptions::NOSTORE)?;
+    /// assert_eq!(ctx.options().bits(), 5);
+    /// assert!(!ctx.is_default());
+    /// assert_eq!(ctx.team().my_pe(), shmem.my_pe());
+    /// ctx.fence()?;
+    /// shmem.ctx_destroy(ctx)?;
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
     pub fn ctx_create(&self, options: CtxOptions) -> Result<Ctx> {
         self.live()?;
         self.new_ctx(self.team_world(), options)
@@ -237,6 +249,17 @@ impl Shmem {
     }
 
     /// `ctx.fence()`, after checking that `ctx` is this handle's (`shmem_ctx_fence`).
+    /// A call after `finalize` is [`Error::Finalized`].
+    ///
+    /// ```
+    /// let shmem = shmemplus::init()?;
+    /// let ctx = shmem.ctx_create(shmemplus::CtxOptions::NONE)?;
+    /// shmem.ctx_fence(&ctx)?;
+    /// shmem.finalize()?;
+    /// assert!(matches!(shmem.ctx_fence(&ctx), Err(shmemplus::Error::Finalized)));
+    /// assert!(matches!(ctx.quiet(), Err(shmemplus::Error::Finalized)));
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
     pub fn ctx_fence(&self, ctx: &Ctx) -> Result<()> {
         self.own_ctx(ctx)?;
         ctx.fence()
