@@ -98,11 +98,12 @@ impl Shmem {
             return None;
         }
         let seg = &inner.segs.segs[target];
-        if offset >= seg.heap_bytes() {
+        // CPU offsets run through the heap and then the static area (symmetric data).
+        if offset >= seg.cpu_bytes() {
             return None;
         }
-        // SAFETY: `offset` is below the target's heap size (checked just above), so the
-        // result stays inside its mapped heap, which lives as long as `inner`.
+        // SAFETY: `offset` is below the target's CPU bytes (checked just above), so the
+        // result stays inside its mapping, which lives as long as `inner`.
         Some(unsafe { seg.heap_base().add(offset) })
     }
 }
