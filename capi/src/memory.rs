@@ -45,6 +45,11 @@ pub(crate) fn alloc_by(
         return std::ptr::null_mut();
     }
     let obj = make(shmem).or_die(routine);
+    keep(shmem, routine, obj)
+}
+
+/// Enters `obj` into the live table and returns this PE's address of it.
+fn keep(shmem: &Shmem, routine: &str, obj: SymVec<u8>) -> *mut c_void {
     let addr = address_of(shmem, routine, &obj);
     live()
         .get_or_insert_with(HashMap::new)
@@ -130,4 +135,94 @@ pub extern "C" fn shmalloc(size: usize) -> *mut c_void {
 #[no_mangle]
 pub extern "C" fn shfree(ptr: *mut c_void) {
     free_as("shfree", ptr)
+}
+
+/// Allocates `size` bytes on every PE at an address that is a multiple of
+/// `alignment`, a power of two up to the page size (OpenSHMEM `shmem_align`;
+/// collective). Another alignment ends the job.
+#[no_mangle]
+pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
+    align_as("shmem_align", alignment, size)
+}
+
+/// The legacy name of [`shmem_align`].
+#[no_mangle]
+pub extern "C" fn shmemalign(alignment: usize, size: usize) -> *mut c_void {
+    align_as("shmemalign", alignment, size)
+}
+
+fn align_as(routine: &str, alignment: usize, size: usize) -> *mut c_void {
+    if !alignment.is_power_of_two() {
+        bad_arg(
+            routine,
+            "alignment",
+            &format!("{alignment} is not a power of two"),
+        )
+    }
+    // The Rust API aligns heap offsets; each PE's heap starts at an address of its own
+    // that is only page-aligned, so that is the largest alignment of an address that
+    // holds on every PE. The same answer on every PE keeps the call collective.
+    let page = page_size();
+    if alignment > page {
+        bad_arg(
+            routine,
+            "alignment",
+            &format!("{alignment} is above the page size ({page}), the largest alignment the symmetric heap's addresses have"),
+        )
+    }
+    alloc_by(routine, size, |shmem| {
+        shmem.alloc_aligned::<u8>(size, alignment, Place::Cpu)
+    })
+}
+
+/// `shmem_malloc` with usage hints (`SHMEM_MALLOC_*`; OpenSHMEM
+/// `shmem_malloc_with_hints`; collective). Known hints are accepted; unknown bits end
+/// the job.
+#[no_mangle]
+pub extern "C" fn shmem_malloc_with_hints(size: usize, hints: std::ffi::c_long) -> *mut c_void {
+    const ROUTINE: &str = "shmem_malloc_with_hints";
+    let Ok(bits) = u64::try_from(hints) else {
+        bad_arg(ROUTINE, "hints", &format!("{hints} is negative"))
+    };
+    alloc_by(ROUTINE, size, |shmem| {
+        shmem.alloc_with_hints::<u8>(size, rust::MallocHints(bits), Place::Cpu)
+    })
+}
+
+/// Resizes a symmetric allocation on every PE, keeping its first `min(old, new)`
+/// bytes (OpenSHMEM `shmem_realloc`; collective). Null `ptr` allocates; size 0 frees
+/// and returns null. The object may move: the old address is invalid afterwards.
+#[no_mangle]
+pub extern "C" fn shmem_realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+    realloc_as("shmem_realloc", ptr, size)
+}
+
+/// The legacy name of [`shmem_realloc`].
+#[no_mangle]
+pub extern "C" fn shrealloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+    realloc_as("shrealloc", ptr, size)
+}
+
+fn realloc_as(routine: &str, ptr: *mut c_void, size: usize) -> *mut c_void {
+    if ptr.is_null() {
+        return alloc_at(routine, size, Place::Cpu);
+    }
+    if size == 0 {
+        free_as(routine, ptr);
+        return std::ptr::null_mut();
+    }
+    let shmem = shmem(routine);
+    let mut obj = take_live(shmem, routine, ptr);
+    shmem.realloc(&mut obj, size).or_die(routine);
+    keep(shmem, routine, obj)
+}
+
+/// The system's page size (4096 if the system will not say).
+fn page_size() -> usize {
+    // SAFETY: sysconf reads a system constant; it has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(page)
+        .ok()
+        .filter(|p| p.is_power_of_two())
+        .unwrap_or(4096)
 }

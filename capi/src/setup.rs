@@ -85,11 +85,22 @@ pub extern "C" fn shmem_fence() {
     shmem(ROUTINE).fence().or_die(ROUTINE);
 }
 
-/// `SHMEM_THREAD_MULTIPLE`, the thread level this library provides (shmem.h).
+/// `SHMEM_THREAD_*` (shmem.h) of a Rust thread level.
+fn thread_level(level: rust::ThreadLevel) -> i32 {
+    match level {
+        rust::ThreadLevel::Single => 0,
+        rust::ThreadLevel::Funneled => 1,
+        rust::ThreadLevel::Serialized => 2,
+        rust::ThreadLevel::Multiple => 3,
+    }
+}
+
+/// The largest `SHMEM_THREAD_*` value, `SHMEM_THREAD_MULTIPLE`.
 const THREAD_MULTIPLE: i32 = 3;
 
-/// Starts this PE with a thread level (OpenSHMEM `shmem_init_thread`): every level is
-/// provided as `SHMEM_THREAD_MULTIPLE`, written to `provided` (when not null).
+/// Starts this PE with a thread level (OpenSHMEM `shmem_init_thread`): the level the
+/// library provides (`SHMEM_THREAD_MULTIPLE`, whatever is requested) is written to
+/// `provided` (when not null).
 /// Returns 0, or -1 without starting anything for a `requested` level that is not
 /// one of the four `SHMEM_THREAD_*` values.
 ///
@@ -100,10 +111,12 @@ pub unsafe extern "C" fn shmem_init_thread(requested: i32, provided: *mut i32) -
     if !(0..=THREAD_MULTIPLE).contains(&requested) {
         return -1;
     }
-    init_once("shmem_init_thread");
+    const ROUTINE: &str = "shmem_init_thread";
+    init_once(ROUTINE);
+    let level = thread_level(shmem(ROUTINE).query_thread());
     if !provided.is_null() {
         // SAFETY: the caller's contract: a writable int.
-        unsafe { provided.write(THREAD_MULTIPLE) };
+        unsafe { provided.write(level) };
     }
     0
 }
@@ -115,12 +128,12 @@ pub unsafe extern "C" fn shmem_init_thread(requested: i32, provided: *mut i32) -
 #[no_mangle]
 pub unsafe extern "C" fn shmem_query_thread(provided: *mut i32) {
     const ROUTINE: &str = "shmem_query_thread";
-    shmem(ROUTINE);
+    let level = thread_level(shmem(ROUTINE).query_thread());
     if provided.is_null() {
         state::bad_arg(ROUTINE, "provided", "null pointer")
     }
     // SAFETY: the caller's contract: a writable int (not null, checked above).
-    unsafe { provided.write(THREAD_MULTIPLE) };
+    unsafe { provided.write(level) };
 }
 
 /// Whether PE `pe` can be reached by RMA and atomics (OpenSHMEM
@@ -128,7 +141,7 @@ pub unsafe extern "C" fn shmem_query_thread(provided: *mut i32) {
 #[no_mangle]
 pub extern "C" fn shmem_pe_accessible(pe: i32) -> i32 {
     let shmem = shmem("shmem_pe_accessible");
-    i32::from(u32::try_from(pe).is_ok_and(|pe| pe < shmem.n_pes()))
+    i32::from(u32::try_from(pe).is_ok_and(|pe| shmem.pe_accessible(pe)))
 }
 
 /// Whether `addr` is symmetric, so that it can name PE `pe`'s copy (OpenSHMEM
@@ -137,8 +150,37 @@ pub extern "C" fn shmem_pe_accessible(pe: i32) -> i32 {
 #[no_mangle]
 pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: i32) -> i32 {
     let shmem = shmem("shmem_addr_accessible");
-    let pe_ok = u32::try_from(pe).is_ok_and(|pe| pe < shmem.n_pes());
+    let pe_ok = u32::try_from(pe).is_ok_and(|pe| shmem.pe_accessible(pe));
     i32::from(pe_ok && addr::locate(shmem, addr).is_some())
+}
+
+/// The address of `dest` on PE `pe` that this process can load and store directly
+/// (OpenSHMEM `shmem_ptr`): for symmetric CPU memory of this PE, or of a PE on this
+/// node under the `shm` conduit. Null for everything else: board memory, a PE on
+/// another node or under the `am` conduit, an address that is not symmetric, a PE
+/// outside the job. Never an address of another object.
+#[no_mangle]
+pub extern "C" fn shmem_ptr(dest: *const c_void, pe: i32) -> *mut c_void {
+    let shmem = shmem("shmem_ptr");
+    match u32::try_from(pe) {
+        // This PE's own symmetric memory: the address itself (for a global, not the
+        // second mapping of it that the library reaches it through).
+        Ok(pe) if pe == shmem.my_pe() => match addr::locate(shmem, dest) {
+            Some((rust::Place::Cpu, _)) => dest.cast_mut(),
+            _ => std::ptr::null_mut(),
+        },
+        Ok(pe) => shmem
+            .ptr_addr(dest.cast(), pe)
+            .map_or(std::ptr::null_mut(), |p| p.cast()),
+        Err(_) => std::ptr::null_mut(),
+    }
+}
+
+/// Ends every PE of the job with exit status `status` (OpenSHMEM
+/// `shmem_global_exit`); `shmemrun` exits with that status. Never returns.
+#[no_mangle]
+pub extern "C" fn shmem_global_exit(status: i32) -> ! {
+    shmem("shmem_global_exit").global_exit(status)
 }
 
 /// Writes the OpenSHMEM version this library implements (OpenSHMEM

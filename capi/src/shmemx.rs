@@ -37,11 +37,7 @@ fn board_arg(shmem: &Shmem, routine: &str, board: i32) -> u32 {
     let boards = shmem.fpgas();
     match u32::try_from(board) {
         Ok(b) if b < boards => b,
-        _ if boards == 0 => bad_arg(
-            routine,
-            "board",
-            &format!("{board}: {}", Error::NoBoards),
-        ),
+        _ if boards == 0 => bad_arg(routine, "board", &format!("{board}: {}", Error::NoBoards)),
         _ => bad_arg(
             routine,
             "board",
@@ -133,9 +129,7 @@ pub unsafe extern "C" fn shmemx_fpga_run(
             source: BoardError::NotConfigured,
             ..
         }) => {
-            shmem
-                .fpga_configure(b, standard_bitfile())
-                .or_die(ROUTINE);
+            shmem.fpga_configure(b, standard_bitfile()).or_die(ROUTINE);
             shmem.fpga_start(b, name, args)
         }
         other => other,

@@ -6,7 +6,7 @@ mod common;
 
 use common::{build, run_ok};
 use shmemplus_runtime::JobOutcome;
-use shmemplus_tests::{dump, run};
+use shmemplus_tests::{assert_all_ok, dump, run, run_with};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -25,6 +25,21 @@ fn memory_routines_keep_their_promises_under_both_conduits() {
         run_ok("setup_memory.c", 4, env);
     }
     run_ok("setup_memory.c", 4, &[("SHMEMPLUS_PROFILE", "novo-g")]);
+}
+
+#[test]
+fn shmem_ptr_and_globals_on_one_node_and_on_four_under_both_conduits() {
+    let exe = build("setup_ptr.c", &[]);
+    for env in CONDUITS {
+        for ppn in [Some(4), None] {
+            let report = run_with(&exe.to_string_lossy(), 4, ppn, &[], env);
+            assert_all_ok(
+                &report,
+                "setup_ptr",
+                &format!("{env:?}, {ppn:?} PEs per node"),
+            );
+        }
+    }
 }
 
 #[test]
@@ -63,7 +78,10 @@ fn a_bad_pe_names_the_pe_the_routine_and_the_argument() {
 fn a_private_address_is_not_symmetric() {
     fails_with(
         "not-symmetric",
-        &["PE 1: shmem_long_put: argument dest:", "is not a symmetric address"],
+        &[
+            "PE 1: shmem_long_put: argument dest:",
+            "is not a symmetric address",
+        ],
     );
 }
 
@@ -71,15 +89,34 @@ fn a_private_address_is_not_symmetric() {
 fn an_exhausted_heap_names_the_size_and_the_setting() {
     fails_with(
         "heap-exhausted",
-        &["shmem_malloc: symmetric heap exhausted", "SHMEM_SYMMETRIC_SIZE"],
+        &[
+            "shmem_malloc: symmetric heap exhausted",
+            "SHMEM_SYMMETRIC_SIZE",
+        ],
     );
 }
 
 #[test]
 fn a_call_before_init_says_so_with_the_launchers_pe_number() {
+    fails_with("before-init", &["shmem_malloc: called before shmem_init"]);
+    // Every PE that got to say it named itself (the first to exit ends the others).
+    let exe = build("setup_errors.c", &[]);
+    let report = run(&exe.to_string_lossy(), 4, &["before-init"], &[]);
+    let said: Vec<usize> = (0..4)
+        .filter(|&pe| report.stderr[pe].contains("called before shmem_init"))
+        .collect();
+    assert!(!said.is_empty(), "{}", dump(&report));
+    for pe in said {
+        let line = format!("shmemplus: PE {pe}: shmem_malloc: called before shmem_init");
+        assert!(report.stderr[pe].contains(&line), "{}", dump(&report));
+    }
+}
+
+#[test]
+fn an_alignment_above_the_page_size_is_refused_on_every_pe() {
     fails_with(
-        "before-init",
-        &["shmem_malloc: called before shmem_init", "shmemplus: PE 3:"],
+        "big-alignment",
+        &["shmem_align: argument alignment: 65536 is above the page size"],
     );
 }
 
@@ -96,10 +133,35 @@ fn finalize_twice_and_calls_after_finalize_say_so() {
 }
 
 #[test]
+fn global_exit_ends_every_pe_with_its_status() {
+    let exe = build("setup_errors.c", &[]);
+    let report = run(&exe.to_string_lossy(), 4, &["global-exit"], &[]);
+    assert!(
+        matches!(
+            report.outcome,
+            JobOutcome::GlobalExit { pe: 2, code: 7, .. }
+        ),
+        "{}",
+        dump(&report)
+    );
+}
+
+#[test]
+fn an_alignment_that_is_not_a_power_of_two_is_named() {
+    fails_with(
+        "bad-alignment",
+        &["shmem_align: argument alignment: 48 is not a power of two"],
+    );
+}
+
+#[test]
 fn freeing_twice_names_the_pointer() {
     fails_with(
         "free-twice",
-        &["shmem_free: argument ptr:", "not the start of a live symmetric allocation"],
+        &[
+            "shmem_free: argument ptr:",
+            "not the start of a live symmetric allocation",
+        ],
     );
 }
 
@@ -166,7 +228,7 @@ fn a_configure_and_make_project_builds_with_cc_set_to_shmemcc_and_runs() {
     let exe = dir.join("ring");
     for env in CONDUITS {
         let report = run(&exe.to_string_lossy(), 4, &[], env);
-        shmemplus_tests::assert_all_ok(&report, "ring", "the make project's ring");
+        assert_all_ok(&report, "ring", "the make project's ring");
     }
     // The run path shmemcc linked with finds the library: no LD_LIBRARY_PATH needed.
     let alone = Command::new(&exe)

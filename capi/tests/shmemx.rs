@@ -27,7 +27,12 @@ fn boards_are_reached_under_the_novo_g_profile() {
 /// job failed and its output holds every one of `wanted`.
 fn fails_with(mode: &str, wanted: &[&str]) {
     let exe = build("shmemx_errors.c", &[]);
-    let report = run(&exe.to_string_lossy(), 4, &[mode], &[("SHMEMPLUS_FPGAS", "1")]);
+    let report = run(
+        &exe.to_string_lossy(),
+        4,
+        &[mode],
+        &[("SHMEMPLUS_FPGAS", "1")],
+    );
     let all = dump(&report);
     assert_ne!(report.outcome, JobOutcome::Success, "{mode}: {all}");
     for w in wanted {
@@ -47,7 +52,10 @@ fn a_board_that_does_not_exist_is_named() {
 fn a_cpu_address_has_no_board_offset() {
     fails_with(
         "cpu-offset",
-        &["shmemplus: PE 1: shmemx_fpga_offset: argument addr:", "is CPU memory"],
+        &[
+            "shmemplus: PE 1: shmemx_fpga_offset: argument addr:",
+            "is CPU memory",
+        ],
     );
 }
 

@@ -31,6 +31,14 @@ int main(int argc, char **argv) {
         shmem_finalize();
         if (me == 1) shmem_barrier_all();
         return 0;
+    } else if (strcmp(mode, "global-exit") == 0) {
+        if (me == 2) shmem_global_exit(7); /* the others wait in the barrier below */
+    } else if (strcmp(mode, "bad-alignment") == 0) {
+        void *a = shmem_align(48, 64);
+        (void)a;
+    } else if (strcmp(mode, "big-alignment") == 0) {
+        void *a = shmem_align(65536, 64);
+        (void)a;
     } else if (strcmp(mode, "free-twice") == 0) {
         shmem_free(heap);
         shmem_free(heap);

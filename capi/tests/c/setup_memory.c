@@ -38,7 +38,7 @@ int main(void) {
     CHECK(fresh != NULL, "realloc(NULL, 64)");
 
     /* align: several powers of two, each usable as a put target. */
-    size_t aligns[] = {8, 64, 256, 4096, 65536};
+    size_t aligns[] = {8, 64, 256, 1024, 4096};
     for (unsigned k = 0; k < sizeof aligns / sizeof aligns[0]; k++) {
         int *a = k % 2 ? shmem_align(aligns[k], 100 * sizeof(int)) : shmemalign(aligns[k], 100 * sizeof(int));
         CHECK(a != NULL && (uintptr_t)a % aligns[k] == 0, "align %zu gave %p", aligns[k], (void *)a);
@@ -51,6 +51,7 @@ int main(void) {
     /* hints are accepted; the object works with atomics-sized traffic. */
     uint64_t *h = shmem_malloc_with_hints(8 * sizeof(uint64_t), SHMEM_MALLOC_ATOMICS_REMOTE | SHMEM_MALLOC_SIGNAL_REMOTE);
     CHECK(h != NULL && h[3] == 0, "malloc_with_hints");
+    shmem_barrier_all(); /* every PE has seen its zero before anyone puts */
     shmem_uint64_p(&h[3], (uint64_t)me << 32, right);
     shmem_barrier_all();
     CHECK(h[3] == (uint64_t)left << 32, "hinted h[3] = %llu", (unsigned long long)h[3]);
