@@ -122,7 +122,9 @@ pub extern "C" fn shmem_calloc(count: usize, size: usize) -> *mut c_void {
             &format!("{count} objects of {size} bytes overflow the address space"),
         ),
     };
-    alloc_by(ROUTINE, bytes, |shmem| shmem.alloc::<u8>(bytes, Place::Cpu))
+    alloc_by(ROUTINE, bytes, |shmem| {
+        shmem.alloc_zeroed::<u8>(bytes, Place::Cpu)
+    })
 }
 
 /// The legacy name of [`shmem_malloc`].

@@ -195,16 +195,14 @@ pub unsafe extern "C" fn shmem_info_get_version(major: *mut i32, minor: *mut i32
         let arg = if major.is_null() { "major" } else { "minor" };
         state::bad_arg(ROUTINE, arg, "null pointer")
     }
+    let (spec_major, spec_minor) = rust::SPEC_VERSION;
     // SAFETY: the caller's contract: two writable ints (not null, checked above).
     unsafe {
-        major.write(SPEC_MAJOR);
-        minor.write(SPEC_MINOR);
+        major.write(i32::try_from(spec_major).unwrap_or(i32::MAX));
+        minor.write(i32::try_from(spec_minor).unwrap_or(i32::MAX));
     }
 }
 
-/// `SHMEM_MAJOR_VERSION` and `SHMEM_MINOR_VERSION` (shmem.h).
-const SPEC_MAJOR: i32 = 1;
-const SPEC_MINOR: i32 = 5;
 /// `SHMEM_VENDOR_STRING` (shmem.h), which `shmem_info_get_name` writes.
 const VENDOR_STRING: &[u8] = b"shmemplus";
 /// `SHMEM_MAX_NAME_LEN` (shmem.h): the most `shmem_info_get_name` writes, its
