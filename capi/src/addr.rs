@@ -86,9 +86,17 @@ pub(crate) fn board_addr(board: u32, offset: usize) -> Option<*mut c_void> {
 /// The place and byte offset `addr` names, or `None` when it is not symmetric.
 #[inline]
 pub(crate) fn locate(shmem: &Shmem, addr: *const c_void) -> Option<(Place, usize)> {
-    if let Some(found) = shmem.locate_addr(addr.cast()) {
-        return Some(found);
-    }
+    shmem
+        .locate_addr(addr.cast())
+        .or_else(|| in_board_window(addr))
+}
+
+/// The board and offset `addr` names if it is a board window address; `None` for any
+/// other address (CPU memory included). The private side of a put or get needs only
+/// this: CPU memory of this process is read or written in place, whether symmetric or
+/// not.
+#[inline]
+pub(crate) fn in_board_window(addr: *const c_void) -> Option<(Place, usize)> {
     let w = WINDOWS.get()?;
     let rel = (addr as usize).checked_sub(w.base)?;
     let board = rel / w.per_board;

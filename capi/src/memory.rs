@@ -140,7 +140,7 @@ pub extern "C" fn shfree(ptr: *mut c_void) {
 }
 
 /// Allocates `size` bytes on every PE at an address that is a multiple of
-/// `alignment`, a power of two up to the page size (OpenSHMEM `shmem_align`;
+/// `alignment`, a power of two up to 2 MiB (OpenSHMEM `shmem_align`;
 /// collective). Another alignment ends the job.
 #[no_mangle]
 pub extern "C" fn shmem_align(alignment: usize, size: usize) -> *mut c_void {
@@ -161,17 +161,8 @@ fn align_as(routine: &str, alignment: usize, size: usize) -> *mut c_void {
             &format!("{alignment} is not a power of two"),
         )
     }
-    // The Rust API aligns heap offsets; each PE's heap starts at an address of its own
-    // that is only page-aligned, so that is the largest alignment of an address that
-    // holds on every PE. The same answer on every PE keeps the call collective.
-    let page = page_size();
-    if alignment > page {
-        bad_arg(
-            routine,
-            "alignment",
-            &format!("{alignment} is above the page size ({page}), the largest alignment the symmetric heap's addresses have"),
-        )
-    }
+    // Alignments the heap's addresses cannot have are refused by the Rust API on
+    // every PE alike, which ends the job naming the alignment.
     alloc_by(routine, size, |shmem| {
         shmem.alloc_aligned::<u8>(size, alignment, Place::Cpu)
     })
@@ -217,14 +208,4 @@ fn realloc_as(routine: &str, ptr: *mut c_void, size: usize) -> *mut c_void {
     let mut obj = take_live(shmem, routine, ptr);
     shmem.realloc(&mut obj, size).or_die(routine);
     keep(shmem, routine, obj)
-}
-
-/// The system's page size (4096 if the system will not say).
-fn page_size() -> usize {
-    // SAFETY: sysconf reads a system constant; it has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(page)
-        .ok()
-        .filter(|p| p.is_power_of_two())
-        .unwrap_or(4096)
 }

@@ -36,7 +36,7 @@ pub(crate) unsafe fn put(
     let pe = pe_arg(routine, pe);
     let (place, offset) = addr::symmetric(shmem, routine, "dest", dest);
     let dest_space = addr::space::<u8>(shmem, routine, place);
-    let done = match addr::locate(shmem, src) {
+    let done = match addr::in_board_window(src) {
         Some((from @ Place::Fpga(_), src_offset)) => {
             let src_space = addr::space::<u8>(shmem, routine, from);
             shmem.put_from(&dest_space, offset, &src_space, src_offset, bytes, pe)
@@ -83,7 +83,7 @@ pub(crate) unsafe fn get(
     let pe = pe_arg(routine, pe);
     let (place, offset) = addr::symmetric(shmem, routine, "source", src);
     let src_space = addr::space::<u8>(shmem, routine, place);
-    let done = match addr::locate(shmem, dest) {
+    let done = match addr::in_board_window(dest) {
         Some((to @ Place::Fpga(_), dest_offset)) => {
             let dest_space = addr::space::<u8>(shmem, routine, to);
             if nbi {

@@ -113,10 +113,10 @@ fn a_call_before_init_says_so_with_the_launchers_pe_number() {
 }
 
 #[test]
-fn an_alignment_above_the_page_size_is_refused_on_every_pe() {
+fn an_alignment_above_what_heap_addresses_have_is_refused_on_every_pe() {
     fails_with(
         "big-alignment",
-        &["shmem_align: argument alignment: 65536 is above the page size"],
+        &["shmem_align: invalid argument: alignment 4194304 is above 2097152"],
     );
 }
 

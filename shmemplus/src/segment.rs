@@ -200,6 +200,7 @@ impl Layout {
     }
 
     /// The CPU offset of the static area: the heap's bytes rounded up to a page.
+    #[inline]
     pub fn static_offset(&self) -> usize {
         // Layout::new checked that the heap and static area fit: no overflow.
         self.total - self.heap_offset - self.static_bytes
@@ -207,6 +208,7 @@ impl Layout {
 
     /// One past the last CPU offset a PE has: the end of the static area, or of the
     /// heap when there is none.
+    #[inline]
     pub fn cpu_bytes(&self) -> usize {
         if self.static_bytes == 0 {
             self.heap_bytes
@@ -309,18 +311,22 @@ unsafe impl Send for Segment {}
 // SAFETY: as above; no method hands out `&mut` to mapped memory.
 unsafe impl Sync for Segment {}
 
-fn map_shared(fd: Option<std::os::fd::BorrowedFd<'_>>, len: usize) -> Result<NonNull<u8>, Error> {
+/// Alignment of the first byte of every CPU heap in this process's address space: an
+/// object allocated at a heap offset aligned to `a <= HEAP_ALIGN` has an address
+/// aligned to `a` too (`shmem_align`, `Shmem::alloc_aligned`). 2 MiB is also the huge
+/// page size.
+pub const HEAP_ALIGN: usize = 2 << 20;
+
+/// Maps `len` bytes of `fd` (or anonymous memory) shared and read-write, at an
+/// address where byte `heap_offset` of the mapping is [`HEAP_ALIGN`]-aligned.
+fn map_shared(
+    fd: Option<std::os::fd::BorrowedFd<'_>>,
+    len: usize,
+    heap_offset: usize,
+) -> Result<NonNull<u8>, Error> {
     use rustix::mm::{MapFlags, ProtFlags};
     let prot = ProtFlags::READ | ProtFlags::WRITE;
-    // SAFETY: we ask the kernel for a fresh mapping at an address of its choosing; no
-    // existing Rust object is aliased. The mapping is unmapped only in Segment::drop.
-    let ptr = unsafe {
-        match fd {
-            Some(fd) => rustix::mm::mmap(std::ptr::null_mut(), len, prot, MapFlags::SHARED, fd, 0),
-            None => rustix::mm::mmap_anonymous(std::ptr::null_mut(), len, prot, MapFlags::SHARED),
-        }
-    }
-    .map_err(|e| {
+    let failed = |e: std::io::Error| {
         Error::os(
             format!(
                 "mapping {len} bytes of shared memory (a segment holds SHMEM_SYMMETRIC_SIZE bytes \
@@ -328,8 +334,56 @@ fn map_shared(fd: Option<std::os::fd::BorrowedFd<'_>>, len: usize) -> Result<Non
             ),
             e,
         )
-    })?;
-    NonNull::new(ptr.cast()).ok_or_else(|| Error::os("mmap", std::io::Error::other("null mapping")))
+    };
+    let reserve = len
+        .checked_add(HEAP_ALIGN)
+        .ok_or_else(|| failed(std::io::Error::other("size overflows the address space")))?;
+    // SAFETY: a fresh private reservation with no access at an address of the
+    // kernel's choosing: it overlaps nothing, and nothing refers to it yet.
+    let start = unsafe {
+        rustix::mm::mmap_anonymous(
+            std::ptr::null_mut(),
+            reserve,
+            ProtFlags::empty(),
+            MapFlags::PRIVATE | MapFlags::NORESERVE,
+        )
+    }
+    .map_err(|e| failed(e.into()))? as usize;
+    // The first address at or after `start` whose byte `heap_offset` is aligned: less
+    // than HEAP_ALIGN past `start`, so `base..base + len` lies inside the reservation.
+    // `heap_offset` is below `len`, so none of this overflows (`start + reserve` is an
+    // address the kernel handed out).
+    let base = (start + heap_offset).next_multiple_of(HEAP_ALIGN) - heap_offset;
+    // SAFETY: `base..base + len` lies inside the reservation made above, which no
+    // other code knows of; MAP_FIXED replaces exactly those pages of it. The mapping
+    // is unmapped only in Segment::drop.
+    let mapped = unsafe {
+        let at = base as *mut std::ffi::c_void;
+        let fixed = MapFlags::SHARED | MapFlags::FIXED;
+        match fd {
+            Some(fd) => rustix::mm::mmap(at, len, prot, fixed, fd, 0),
+            None => rustix::mm::mmap_anonymous(at, len, prot, fixed),
+        }
+    };
+    let release = |from: usize, to: usize| {
+        if to > from {
+            // SAFETY: the slack before and after the segment belongs to the
+            // reservation, which nothing else uses.
+            let _ = unsafe { rustix::mm::munmap(from as *mut std::ffi::c_void, to - from) };
+        }
+    };
+    match mapped {
+        Ok(_) => {
+            release(start, base);
+            release(base + len, start + reserve);
+        }
+        Err(e) => {
+            release(start, start + reserve);
+            return Err(failed(e.into()));
+        }
+    }
+    NonNull::new(base as *mut u8)
+        .ok_or_else(|| Error::os("mmap", std::io::Error::other("null mapping")))
 }
 
 impl Segment {
@@ -377,7 +431,7 @@ impl Segment {
                 e,
             ));
         }
-        seg.base = map_shared(Some(fd.as_fd()), layout.total)?;
+        seg.base = map_shared(Some(fd.as_fd()), layout.total, layout.heap_offset)?;
         seg.fd = Some(fd);
         seg.write_header(pe);
         Ok(seg)
@@ -399,7 +453,7 @@ impl Segment {
                 e,
             )
         })?;
-        let base = map_shared(Some(fd.as_fd()), layout.total)?;
+        let base = map_shared(Some(fd.as_fd()), layout.total, layout.heap_offset)?;
         let seg = Segment {
             base,
             layout,
@@ -427,7 +481,7 @@ impl Segment {
                 layout.total
             )));
         }
-        let base = map_shared(Some(fd.as_fd()), layout.total)?;
+        let base = map_shared(Some(fd.as_fd()), layout.total, layout.heap_offset)?;
         let seg = Segment {
             base,
             layout,
@@ -476,6 +530,7 @@ impl Segment {
     }
 
     /// The layout of this segment.
+    #[inline]
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -503,18 +558,21 @@ impl Segment {
     }
 
     /// The first byte of the symmetric heap.
+    #[inline]
     pub fn heap_base(&self) -> *mut u8 {
         // SAFETY: heap_offset < total by construction of the layout.
         unsafe { self.base.as_ptr().add(self.layout.heap_offset) }
     }
 
     /// Bytes of symmetric heap.
+    #[inline]
     pub fn heap_bytes(&self) -> usize {
         self.layout.heap_bytes
     }
 
     /// One past the last CPU offset: `heap_base().add(offset)` is this segment's
     /// memory for every `offset` below it (heap, page rounding and static area).
+    #[inline]
     pub fn cpu_bytes(&self) -> usize {
         self.layout.cpu_bytes()
     }
@@ -564,6 +622,7 @@ impl JobSegments {
     }
 
     /// This PE's own segment.
+    #[inline]
     pub fn mine(&self) -> &Segment {
         &self.segs[self.me]
     }

@@ -24,6 +24,7 @@ pub struct StaticRegion {
 
 impl StaticRegion {
     /// The offset of `addr` in the region, if it lies inside.
+    #[inline]
     pub fn offset_of(&self, addr: usize) -> Option<usize> {
         addr.checked_sub(self.lo).filter(|&off| off < self.len)
     }

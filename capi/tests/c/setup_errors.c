@@ -37,7 +37,7 @@ int main(int argc, char **argv) {
         void *a = shmem_align(48, 64);
         (void)a;
     } else if (strcmp(mode, "big-alignment") == 0) {
-        void *a = shmem_align(65536, 64);
+        void *a = shmem_align((size_t)1 << 22, 64);
         (void)a;
     } else if (strcmp(mode, "free-twice") == 0) {
         shmem_free(heap);

@@ -38,7 +38,7 @@ int main(void) {
     CHECK(fresh != NULL, "realloc(NULL, 64)");
 
     /* align: several powers of two, each usable as a put target. */
-    size_t aligns[] = {8, 64, 256, 1024, 4096};
+    size_t aligns[] = {8, 64, 256, 1024, 4096, 65536, 1 << 21};
     for (unsigned k = 0; k < sizeof aligns / sizeof aligns[0]; k++) {
         int *a = k % 2 ? shmem_align(aligns[k], 100 * sizeof(int)) : shmemalign(aligns[k], 100 * sizeof(int));
         CHECK(a != NULL && (uintptr_t)a % aligns[k] == 0, "align %zu gave %p", aligns[k], (void *)a);

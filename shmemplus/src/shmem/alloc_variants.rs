@@ -62,14 +62,19 @@ impl Shmem {
 
     /// `alloc` with the object's heap offset (and CPU address) a multiple of `align`
     /// bytes (`shmem_align`; collective like `alloc`). `align` must be a power of two,
-    /// else every PE gets [`Error::InvalidArgument`]; alignments below 64 bytes give
-    /// `alloc`'s 64.
+    /// and on the CPU at most 2 MiB (every PE's heap starts at a 2 MiB-aligned
+    /// address, so that an aligned offset is an aligned address), else every PE gets
+    /// [`Error::InvalidArgument`]; alignments below 64 bytes give `alloc`'s 64.
     ///
     /// ```
     /// let shmem = shmemplus::init()?;
     /// let v = shmem.alloc_aligned::<u8>(100, 8192, shmemplus::Place::Cpu)?;
     /// assert_eq!(v.heap_offset() % 8192, 0);
     /// assert!(shmem.alloc_aligned::<u8>(100, 48, shmemplus::Place::Cpu).is_err());
+    /// // The address is aligned too, up to 2 MiB.
+    /// let big = shmem.alloc_aligned::<u8>(100, 1 << 21, shmemplus::Place::Cpu)?;
+    /// assert_eq!(shmem.local_addr(&big)? as usize % (1 << 21), 0);
+    /// assert!(shmem.alloc_aligned::<u8>(100, 1 << 22, shmemplus::Place::Cpu).is_err());
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
     pub fn alloc_aligned<T: Pod>(
@@ -78,12 +83,17 @@ impl Shmem {
         align: usize,
         place: Place,
     ) -> Result<SymVec<T>> {
-        let refused = if align.is_power_of_two() {
-            Ok(())
-        } else {
+        let refused = if !align.is_power_of_two() {
             Err(Error::InvalidArgument(format!(
                 "alignment {align} is not a power of two"
             )))
+        } else if place == Place::Cpu && align > crate::segment::HEAP_ALIGN {
+            Err(Error::InvalidArgument(format!(
+                "alignment {align} is above {}, the largest alignment of a CPU heap address",
+                crate::segment::HEAP_ALIGN
+            )))
+        } else {
+            Ok(())
         };
         self.alloc_as(len, align.max(align_of::<T>()), place, refused)
     }

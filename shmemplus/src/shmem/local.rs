@@ -145,6 +145,7 @@ impl Shmem {
     /// assert_eq!(shmem.locate_addr(&FLAG as *const _ as *const u8), None);
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
+    #[inline]
     pub fn locate_addr(&self, addr: *const u8) -> Option<(Place, usize)> {
         let segs = &self.inner.segs;
         let seg = segs.mine();
@@ -192,6 +193,7 @@ impl Shmem {
     /// assert!(shmem.place_space::<u64>(Place::Fpga(99)).is_err());
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
+    #[inline]
     pub fn place_space<T: Pod>(&self, place: Place) -> Result<PlaceSpace<T>> {
         let inner = self.live()?;
         let bytes = match place {

@@ -160,6 +160,7 @@ pub struct Shmem {
 }
 
 impl Shmem {
+    #[inline]
     fn live(&self) -> Result<&Inner> {
         if self.inner.finalized.load(Ordering::Relaxed) {
             return Err(Error::Finalized);
@@ -197,6 +198,7 @@ impl Shmem {
         &self.inner.profile
     }
 
+    #[inline]
     fn check_pe(&self, pe: u32) -> Result<usize> {
         if pe >= self.n_pes() {
             return Err(Error::InvalidPe {
