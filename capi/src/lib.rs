@@ -15,6 +15,7 @@
 //! | `setup` | init, finalize, my_pe, n_pes, query and the legacy start-up names |
 //! | `memory` | shmem_malloc and friends, the live-allocation table |
 //! | `rma` | put and get in every typed, sized and scalar form |
+//! | `signal` | put with signal, `shmem_signal_fetch` |
 //! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED` |
 //! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT` |
 //!
@@ -27,5 +28,6 @@ mod ctx;
 mod memory;
 mod rma;
 mod setup;
+mod signal;
 mod state;
 mod team;
