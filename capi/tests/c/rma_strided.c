@@ -1,0 +1,90 @@
+/* Strided put and get (iput/iget) with strides 1, 2 and 3 on both sides, typed,
+ * sized and on the default context: elements between the strided ones must keep
+ * their sentinel, the strided ones must hold the values the other PE made from its
+ * number. */
+#include <shmem.h>
+#include "check.h"
+
+#define N 5
+#define LEN (3 * N) /* room for N elements at stride 3 */
+#define SENTINEL 99
+/* Element k of PE pe's source array. */
+#define VAL(T, pe, k) ((T)((pe) * 20 + (k) + 1))
+
+static int me, n, left, right;
+
+/* Checks buf[0..LEN): element i * stride holds VAL(pe, i * other) for i < N, the
+ * rest holds the sentinel. */
+#define EXPECT(T, buf, stride, other, pe, what)                                         \
+    for (int k = 0; k < LEN; k++) {                                                     \
+        T want = (k % (stride) == 0 && k / (stride) < N) ? VAL(T, pe, (k / (stride)) * (other)) \
+                                                       : (T)SENTINEL;                  \
+        CHECK((buf)[k] == want, "%s dst %d sst %d: %s[%d] = %ld, want %ld", what, dst,  \
+              sst, #buf, k, (long)(buf)[k], (long)want);                               \
+    }
+
+/* One put/get pair per (dst, sst), through IPUT/IGET (extra leading arguments in
+ * __VA_ARGS__, e.g. the context). */
+#define STRIDED(T, what, IPUT, IGET, ...)                                               \
+    do {                                                                                \
+        T *sym = (T *)shmem_malloc(LEN * sizeof(T));                                    \
+        CHECK(sym != NULL, "shmem_malloc");                                             \
+        T priv[LEN];                                                                    \
+        for (int dst = 1; dst <= 3; dst++)                                              \
+            for (int sst = 1; sst <= 3; sst++) {                                        \
+                /* iput: my values at stride sst into right's sym at stride dst. */      \
+                for (int k = 0; k < LEN; k++) {                                         \
+                    sym[k] = (T)SENTINEL;                                               \
+                    priv[k] = VAL(T, me, k);                                            \
+                }                                                                       \
+                shmem_barrier_all();                                                    \
+                IPUT(__VA_ARGS__ sym, priv, dst, sst, N, right);                        \
+                shmem_barrier_all();                                                    \
+                EXPECT(T, sym, dst, sst, left, what " iput");                           \
+                /* iget: right's values at stride sst into my priv at stride dst. */     \
+                for (int k = 0; k < LEN; k++) {                                         \
+                    sym[k] = VAL(T, me, k);                                             \
+                    priv[k] = (T)SENTINEL;                                              \
+                }                                                                       \
+                shmem_barrier_all();                                                    \
+                IGET(__VA_ARGS__ priv, sym, dst, sst, N, right);                        \
+                EXPECT(T, priv, dst, sst, right, what " iget");                         \
+                shmem_barrier_all();                                                    \
+            }                                                                           \
+        shmem_free(sym);                                                                \
+    } while (0)
+
+#define TYPED(T, NAME)                                                                  \
+    STRIDED(T, #NAME, shmem_##NAME##_iput, shmem_##NAME##_iget, );                      \
+    STRIDED(T, "ctx " #NAME, shmem_ctx_##NAME##_iput, shmem_ctx_##NAME##_iget, SHMEM_CTX_DEFAULT,)
+#define SIZED(T, B)                                                                     \
+    STRIDED(T, #B, shmem_iput##B, shmem_iget##B, );                                     \
+    STRIDED(T, "ctx " #B, shmem_ctx_iput##B, shmem_ctx_iget##B, SHMEM_CTX_DEFAULT,)
+
+int main(void) {
+    shmem_init();
+    me = shmem_my_pe();
+    n = shmem_n_pes();
+    left = (me + n - 1) % n;
+    right = (me + 1) % n;
+
+    TYPED(char, char);
+    TYPED(short, short);
+    TYPED(int, int);
+    TYPED(long, long);
+    TYPED(float, float);
+    TYPED(double, double);
+    TYPED(long double, longdouble);
+    TYPED(uint64_t, uint64);
+    TYPED(size_t, size);
+    TYPED(unsigned char, uchar);
+    SIZED(uint8_t, 8);
+    SIZED(uint16_t, 16);
+    SIZED(uint32_t, 32);
+    SIZED(uint64_t, 64);
+    SIZED(unsigned __int128, 128);
+
+    REPORT_OK("rma_strided");
+    shmem_finalize();
+    return 0;
+}
