@@ -135,13 +135,13 @@ fn routine(s: &mut String, elems: Elems, op: &str, ctx: bool) {
             format!("copies `nelems` {what}s from `source`, `sst` apart, into the symmetric `dest` on PE `pe`, `dst` apart"),
             format!("dest: *mut {e}, source: *const {e}, dst: isize, sst: isize, nelems: usize, pe: i32"),
             "",
-            format!("iput::<{{ {size} }}>(\"{f}\", dest.cast(), source.cast(), dst, sst, nelems, pe)"),
+            format!("iput::<[u8; {size}]>(\"{f}\", dest.cast(), source.cast(), dst, sst, nelems, pe)"),
         ),
         "iget" => (
             format!("copies `nelems` {what}s of the symmetric `source` on PE `pe`, `sst` apart, into `dest`, `dst` apart"),
             format!("dest: *mut {e}, source: *const {e}, dst: isize, sst: isize, nelems: usize, pe: i32"),
             "",
-            format!("iget::<{{ {size} }}>(\"{f}\", dest.cast(), source.cast(), dst, sst, nelems, pe)"),
+            format!("iget::<[u8; {size}]>(\"{f}\", dest.cast(), source.cast(), dst, sst, nelems, pe)"),
         ),
         "put_signal" | "put_signal_nbi" => (
             format!("puts `nelems` {what}s from `source` into the symmetric `dest` on PE `pe`, then updates the signal `sig_addr` there{when}"),

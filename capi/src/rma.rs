@@ -159,36 +159,68 @@ fn strided_elems(routine: &str, arg: &str, nelems: usize, stride: usize, elem: u
     }
 }
 
-/// Checks that `elems` elements of `N` bytes from byte `offset` of `place` lie inside
-/// that place's symmetric space, so that a strided call moves nothing unless every
-/// element is in bounds.
-fn check_in_space<const N: usize>(
+/// Checks that `elems` elements of `elem` bytes from byte `offset` of `place` lie
+/// inside that place's symmetric space, so that an element-by-element strided call
+/// moves nothing unless every element is in bounds.
+fn check_in_space(
     shmem: &rust::Shmem,
     routine: &str,
     arg: &str,
     (place, offset): (Place, usize),
     elems: usize,
+    elem: usize,
 ) {
     let len = addr::space::<u8>(shmem, routine, place).len();
-    let end = elems.checked_mul(N).and_then(|b| b.checked_add(offset));
+    let end = elems.checked_mul(elem).and_then(|b| b.checked_add(offset));
     if end.is_none_or(|end| end > len) {
         bad_arg(
             routine,
             arg,
-            &format!("{elems} elements of {N} bytes from byte {offset} pass the end of the symmetric space of {place} ({len} bytes)"),
+            &format!("{elems} elements of {elem} bytes from byte {offset} pass the end of the symmetric space of {place} ({len} bytes)"),
         )
     }
 }
 
-/// Copies `nelems` elements of `N` bytes from `src`, `sst` elements apart, into the
-/// symmetric `dest` on PE `pe`, `dst` elements apart (OpenSHMEM `shmem_iput`).
-/// Every index is checked before the first element moves.
+/// Whether the private side `ptr` (argument `arg`) of a strided call spanning
+/// `bytes` is memory of this process (checked: not null, not wrapping around the
+/// address space); false for a board window, which moves element by element
+/// between places.
+fn in_process(
+    shmem: &rust::Shmem,
+    routine: &str,
+    arg: &str,
+    ptr: *const c_void,
+    bytes: usize,
+) -> bool {
+    if let Some((Place::Fpga(_), _)) = addr::locate(shmem, ptr) {
+        return false;
+    }
+    if ptr.is_null() {
+        bad_arg(routine, arg, "null pointer")
+    }
+    if (ptr as usize).checked_add(bytes).is_none() {
+        bad_arg(
+            routine,
+            arg,
+            "the strided range wraps around the address space",
+        )
+    }
+    true
+}
+
+/// Copies `nelems` elements of type `E` (an array of bytes of the element's size,
+/// so that any alignment of the private buffer is sound) from `src`, `sst` elements
+/// apart, into the symmetric `dest` on PE `pe`, `dst` elements apart (OpenSHMEM
+/// `shmem_iput`), through the Rust API's `iput`, which checks every index before
+/// the first element moves. A `dest` whose offset in its place is not a multiple of
+/// the element size, or a board window source, goes element by element through
+/// `put`, after the same checks.
 ///
 /// # Safety
 /// `src` must be readable for every element it names unless it is a board window
 /// address (the C caller's contract, as in OpenSHMEM).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn iput<const N: usize>(
+pub(crate) unsafe fn iput<E: bytemuck::Pod>(
     routine: &str,
     dest: *mut c_void,
     src: *const c_void,
@@ -197,48 +229,51 @@ pub(crate) unsafe fn iput<const N: usize>(
     nelems: usize,
     pe: i32,
 ) {
+    let n = size_of::<E>();
     let shmem = shmem(routine);
     let (dst, sst) = (
         stride_arg(routine, "dst", dst),
         stride_arg(routine, "sst", sst),
     );
-    pe_arg(routine, pe);
+    let pe_n = pe_arg(routine, pe);
     if nelems == 0 {
         return;
     }
     let to = addr::symmetric(shmem, routine, "dest", dest);
-    let dest_elems = strided_elems(routine, "dst", nelems, dst, N);
-    let src_elems = strided_elems(routine, "sst", nelems, sst, N);
-    check_in_space::<N>(shmem, routine, "dest", to, dest_elems);
-    if src.is_null() {
-        bad_arg(routine, "source", "null pointer")
+    let dest_elems = strided_elems(routine, "dst", nelems, dst, n);
+    let src_elems = strided_elems(routine, "sst", nelems, sst, n);
+    // src_elems * n was checked by `strided_elems`.
+    if in_process(shmem, routine, "source", src, src_elems * n) && to.1 % n == 0 {
+        let space = addr::space::<E>(shmem, routine, to.0);
+        // SAFETY: the caller guarantees `src` is readable for every element it names,
+        // i.e. `src_elems` elements of `n` bytes (at most isize::MAX bytes, not
+        // wrapping: checked above); `E` is a byte array, aligned to 1. It is memory
+        // of this process (not a board window).
+        let src = unsafe { std::slice::from_raw_parts(src.cast::<E>(), src_elems) };
+        let done = shmem.iput(&space, to.1 / n, dst, src, sst, nelems, pe_n);
+        return done.or_die(routine);
     }
-    if (src as usize).checked_add(src_elems * N).is_none() {
-        bad_arg(
-            routine,
-            "source",
-            "the strided range wraps around the address space",
-        )
-    }
+    check_in_space(shmem, routine, "dest", to, dest_elems, n);
     for i in 0..nelems {
         // In range: i * dst < dest_elems and i * sst < src_elems, whose sizes in
         // bytes were checked above.
-        let d = dest.cast::<u8>().wrapping_add(i * dst * N);
-        let s = src.cast::<u8>().wrapping_add(i * sst * N);
+        let d = dest.cast::<u8>().wrapping_add(i * dst * n);
+        let s = src.cast::<u8>().wrapping_add(i * sst * n);
         // SAFETY: the caller's contract covers every element of the strided source.
-        unsafe { put(routine, d.cast(), s.cast(), 1, N, pe, false) }
+        unsafe { put(routine, d.cast(), s.cast(), 1, n, pe, false) }
     }
 }
 
-/// Copies `nelems` elements of `N` bytes of the symmetric `src` on PE `pe`, `sst`
-/// elements apart, into `dest`, `dst` elements apart (OpenSHMEM `shmem_iget`);
-/// returns with the data. Every index is checked before the first element moves.
+/// Copies `nelems` elements of type `E` (as for [`iput`]) of the symmetric `src` on
+/// PE `pe`, `sst` elements apart, into `dest`, `dst` elements apart (OpenSHMEM
+/// `shmem_iget`), through the Rust API's `iget`; returns with the data. The same
+/// element-by-element path as `iput` serves unaligned offsets and board windows.
 ///
 /// # Safety
 /// `dest` must be writable for every element it names and not otherwise accessed
 /// during the call unless it is a board window address (the C caller's contract).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn iget<const N: usize>(
+pub(crate) unsafe fn iget<E: bytemuck::Pod>(
     routine: &str,
     dest: *mut c_void,
     src: *const c_void,
@@ -247,35 +282,36 @@ pub(crate) unsafe fn iget<const N: usize>(
     nelems: usize,
     pe: i32,
 ) {
+    let n = size_of::<E>();
     let shmem = shmem(routine);
     let (dst, sst) = (
         stride_arg(routine, "dst", dst),
         stride_arg(routine, "sst", sst),
     );
-    pe_arg(routine, pe);
+    let pe_n = pe_arg(routine, pe);
     if nelems == 0 {
         return;
     }
     let from = addr::symmetric(shmem, routine, "source", src);
-    let dest_elems = strided_elems(routine, "dst", nelems, dst, N);
-    let src_elems = strided_elems(routine, "sst", nelems, sst, N);
-    check_in_space::<N>(shmem, routine, "source", from, src_elems);
-    if dest.is_null() {
-        bad_arg(routine, "dest", "null pointer")
+    let dest_elems = strided_elems(routine, "dst", nelems, dst, n);
+    let src_elems = strided_elems(routine, "sst", nelems, sst, n);
+    if in_process(shmem, routine, "dest", dest, dest_elems * n) && from.1 % n == 0 {
+        let space = addr::space::<E>(shmem, routine, from.0);
+        // SAFETY: the caller guarantees `dest` is writable for every element it
+        // names and not accessed by anything else during the call (the OpenSHMEM
+        // contract of every get); the range is checked as for `iput`; `E` is a byte
+        // array, aligned to 1; it is memory of this process.
+        let dest = unsafe { std::slice::from_raw_parts_mut(dest.cast::<E>(), dest_elems) };
+        let done = shmem.iget(dest, dst, &space, from.1 / n, sst, nelems, pe_n);
+        return done.or_die(routine);
     }
-    if (dest as usize).checked_add(dest_elems * N).is_none() {
-        bad_arg(
-            routine,
-            "dest",
-            "the strided range wraps around the address space",
-        )
-    }
+    check_in_space(shmem, routine, "source", from, src_elems, n);
     for i in 0..nelems {
         // In range: see `iput`.
-        let d = dest.cast::<u8>().wrapping_add(i * dst * N);
-        let s = src.cast::<u8>().wrapping_add(i * sst * N);
+        let d = dest.cast::<u8>().wrapping_add(i * dst * n);
+        let s = src.cast::<u8>().wrapping_add(i * sst * n);
         // SAFETY: the caller's contract covers every element of the strided dest.
-        unsafe { get(routine, d.cast(), s.cast(), 1, N, pe, false) }
+        unsafe { get(routine, d.cast(), s.cast(), 1, n, pe, false) }
     }
 }
 

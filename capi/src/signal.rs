@@ -9,7 +9,7 @@
 
 use crate::addr::{self, bytes_of, pe_arg};
 use crate::state::{bad_arg, shmem, OrDie};
-use rust::{Place, Shmem, SignalOp, SymVec};
+use rust::{Place, PlaceSpace, Shmem, SignalOp};
 use std::ffi::c_void;
 
 /// `SHMEM_SIGNAL_SET` of `shmem.h`.
@@ -19,7 +19,7 @@ const SHMEM_SIGNAL_ADD: i32 = 1;
 
 /// The signal word `sig_addr` of `routine` as (the place's space of words, index);
 /// ends the job when it is not a symmetric, 8-byte aligned address.
-fn signal_word(shmem: &Shmem, routine: &str, sig_addr: *const u64) -> (SymVec<u64>, usize) {
+fn signal_word(shmem: &Shmem, routine: &str, sig_addr: *const u64) -> (PlaceSpace<u64>, usize) {
     let (place, offset) = addr::symmetric(shmem, routine, "sig_addr", sig_addr.cast());
     if offset % size_of::<u64>() != 0 {
         bad_arg(

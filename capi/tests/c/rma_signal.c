@@ -9,6 +9,9 @@
 #define WORDS 8
 
 static int me, n, left, right;
+/* Globals are symmetric too: a signal word and data outside the heap. */
+static uint64_t global_sig;
+static short global_data[N];
 
 /* Polls this PE's signal word until it equals want (at most 30 s). */
 static void await(const uint64_t *sig, uint64_t want, const char *what) {
@@ -95,6 +98,16 @@ int main(void) {
     shmem_putmem_signal(data, bytes, 0, &sig[6], (uint64_t)me, SHMEM_SIGNAL_SET, right);
     await(&sig[6], (uint64_t)left, "second SET");
     CHECK(sig[7] == 0, "an untouched signal word changed to %lu", (unsigned long)sig[7]);
+
+    shmem_barrier_all();
+
+    short shorts[N];
+    for (int i = 0; i < N; i++) shorts[i] = (short)(me * 100 - i);
+    shmem_short_put_signal(global_data, shorts, N, &global_sig, (uint64_t)me + 9,
+                           SHMEM_SIGNAL_SET, right);
+    await(&global_sig, (uint64_t)left + 9, "short_put_signal into globals");
+    for (int i = 0; i < N; i++)
+        CHECK(global_data[i] == (short)(left * 100 - i), "global_data[%d] = %d", i, global_data[i]);
 
     shmem_barrier_all();
     shmem_free(all);

@@ -12,6 +12,8 @@
 #define VAL(T, pe, k) ((T)((pe) * 20 + (k) + 1))
 
 static int me, n, left, right;
+static long global[LEN];
+static long priv_long[LEN];
 
 /* Checks buf[0..LEN): element i * stride holds VAL(pe, i * other) for i < N, the
  * rest holds the sentinel. */
@@ -83,6 +85,40 @@ int main(void) {
     SIZED(uint32_t, 32);
     SIZED(uint64_t, 64);
     SIZED(unsigned __int128, 128);
+
+    /* A symmetric address that is not a multiple of the element size from the
+     * start of its place: 16-bit elements from an odd byte. */
+    unsigned char *bytes = (unsigned char *)shmem_malloc(4 * LEN + 1);
+    CHECK(bytes != NULL, "shmem_malloc");
+    void *odd = bytes + 1;
+    uint16_t words[LEN], got[LEN];
+    for (int k = 0; k < LEN; k++) words[k] = (uint16_t)(me * 1000 + k);
+    shmem_barrier_all();
+    shmem_iput16(odd, words, 2, 3, N, right);
+    shmem_barrier_all();
+    shmem_iget16(got, odd, 1, 2, N, me);
+    for (int i = 0; i < N; i++)
+        CHECK(got[i] == left * 1000 + 3 * i, "odd iput16/iget16 [%d] = %d", i, got[i]);
+    shmem_ctx_iget16(SHMEM_CTX_DEFAULT, got, odd, 1, 2, N, right);
+    for (int i = 0; i < N; i++)
+        CHECK(got[i] == me * 1000 + 3 * i, "odd ctx_iget16 [%d] = %d", i, got[i]);
+    shmem_barrier_all();
+    shmem_free(bytes);
+
+    /* A global array as the symmetric side. */
+    for (int k = 0; k < LEN; k++) global[k] = -1;
+    shmem_barrier_all();
+    for (int k = 0; k < LEN; k++) priv_long[k] = me * 100 + k;
+    shmem_long_iput(global, priv_long, 3, 2, N, right);
+    shmem_barrier_all();
+    for (int k = 0; k < LEN; k++) {
+        long want = (k % 3 == 0 && k / 3 < N) ? left * 100 + (k / 3) * 2 : -1;
+        CHECK(global[k] == want, "global[%d] = %ld, want %ld", k, global[k], want);
+    }
+    shmem_long_iget(priv_long, global, 1, 3, N, right);
+    for (int i = 0; i < N; i++)
+        CHECK(priv_long[i] == me * 100 + 2 * i, "iget from a global [%d] = %ld", i, priv_long[i]);
+    shmem_barrier_all();
 
     REPORT_OK("rma_strided");
     shmem_finalize();
