@@ -208,6 +208,51 @@ fn in_process(
     true
 }
 
+/// The checked arguments of a strided call with at least one element.
+struct Strided {
+    /// The symmetric side: its place and byte offset.
+    sym: (Place, usize),
+    /// Strides in elements, destination then source.
+    dst: usize,
+    sst: usize,
+    /// Elements spanned on each side (`(nelems - 1) * stride + 1`).
+    dest_elems: usize,
+    src_elems: usize,
+    pe: u32,
+}
+
+/// Checks the arguments of a strided call of `routine` on elements of `elem`
+/// bytes, whose symmetric side is `sym` (argument `sym_arg`); `None` when there is
+/// no element to move.
+#[allow(clippy::too_many_arguments)]
+fn strided_args(
+    shmem: &rust::Shmem,
+    routine: &str,
+    (sym_arg, sym): (&str, *const c_void),
+    dst: isize,
+    sst: isize,
+    nelems: usize,
+    pe: i32,
+    elem: usize,
+) -> Option<Strided> {
+    let (dst, sst) = (
+        stride_arg(routine, "dst", dst),
+        stride_arg(routine, "sst", sst),
+    );
+    let pe = pe_arg(routine, pe);
+    if nelems == 0 {
+        return None;
+    }
+    Some(Strided {
+        sym: addr::symmetric(shmem, routine, sym_arg, sym),
+        dst,
+        sst,
+        dest_elems: strided_elems(routine, "dst", nelems, dst, elem),
+        src_elems: strided_elems(routine, "sst", nelems, sst, elem),
+        pe,
+    })
+}
+
 /// Copies `nelems` elements of type `E` (an array of bytes of the element's size,
 /// so that any alignment of the private buffer is sound) from `src`, `sst` elements
 /// apart, into the symmetric `dest` on PE `pe`, `dst` elements apart (OpenSHMEM
@@ -231,29 +276,22 @@ pub(crate) unsafe fn iput<E: bytemuck::Pod>(
 ) {
     let n = size_of::<E>();
     let shmem = shmem(routine);
-    let (dst, sst) = (
-        stride_arg(routine, "dst", dst),
-        stride_arg(routine, "sst", sst),
-    );
-    let pe_n = pe_arg(routine, pe);
-    if nelems == 0 {
+    let Some(at) = strided_args(shmem, routine, ("dest", dest), dst, sst, nelems, pe, n) else {
         return;
-    }
-    let to = addr::symmetric(shmem, routine, "dest", dest);
-    let dest_elems = strided_elems(routine, "dst", nelems, dst, n);
-    let src_elems = strided_elems(routine, "sst", nelems, sst, n);
+    };
+    let (to, dst, sst) = (at.sym, at.dst, at.sst);
     // src_elems * n was checked by `strided_elems`.
-    if in_process(shmem, routine, "source", src, src_elems * n) && to.1 % n == 0 {
+    if in_process(shmem, routine, "source", src, at.src_elems * n) && to.1 % n == 0 {
         let space = addr::space::<E>(shmem, routine, to.0);
         // SAFETY: the caller guarantees `src` is readable for every element it names,
         // i.e. `src_elems` elements of `n` bytes (at most isize::MAX bytes, not
         // wrapping: checked above); `E` is a byte array, aligned to 1. It is memory
         // of this process (not a board window).
-        let src = unsafe { std::slice::from_raw_parts(src.cast::<E>(), src_elems) };
-        let done = shmem.iput(&space, to.1 / n, dst, src, sst, nelems, pe_n);
+        let src = unsafe { std::slice::from_raw_parts(src.cast::<E>(), at.src_elems) };
+        let done = shmem.iput(&space, to.1 / n, dst, src, sst, nelems, at.pe);
         return done.or_die(routine);
     }
-    check_in_space(shmem, routine, "dest", to, dest_elems, n);
+    check_in_space(shmem, routine, "dest", to, at.dest_elems, n);
     for i in 0..nelems {
         // In range: i * dst < dest_elems and i * sst < src_elems, whose sizes in
         // bytes were checked above.
@@ -284,28 +322,21 @@ pub(crate) unsafe fn iget<E: bytemuck::Pod>(
 ) {
     let n = size_of::<E>();
     let shmem = shmem(routine);
-    let (dst, sst) = (
-        stride_arg(routine, "dst", dst),
-        stride_arg(routine, "sst", sst),
-    );
-    let pe_n = pe_arg(routine, pe);
-    if nelems == 0 {
+    let Some(at) = strided_args(shmem, routine, ("source", src), dst, sst, nelems, pe, n) else {
         return;
-    }
-    let from = addr::symmetric(shmem, routine, "source", src);
-    let dest_elems = strided_elems(routine, "dst", nelems, dst, n);
-    let src_elems = strided_elems(routine, "sst", nelems, sst, n);
-    if in_process(shmem, routine, "dest", dest, dest_elems * n) && from.1 % n == 0 {
+    };
+    let (from, dst, sst) = (at.sym, at.dst, at.sst);
+    if in_process(shmem, routine, "dest", dest, at.dest_elems * n) && from.1 % n == 0 {
         let space = addr::space::<E>(shmem, routine, from.0);
         // SAFETY: the caller guarantees `dest` is writable for every element it
         // names and not accessed by anything else during the call (the OpenSHMEM
         // contract of every get); the range is checked as for `iput`; `E` is a byte
         // array, aligned to 1; it is memory of this process.
-        let dest = unsafe { std::slice::from_raw_parts_mut(dest.cast::<E>(), dest_elems) };
-        let done = shmem.iget(dest, dst, &space, from.1 / n, sst, nelems, pe_n);
+        let dest = unsafe { std::slice::from_raw_parts_mut(dest.cast::<E>(), at.dest_elems) };
+        let done = shmem.iget(dest, dst, &space, from.1 / n, sst, nelems, at.pe);
         return done.or_die(routine);
     }
-    check_in_space(shmem, routine, "source", from, src_elems, n);
+    check_in_space(shmem, routine, "source", from, at.src_elems, n);
     for i in 0..nelems {
         // In range: see `iput`.
         let d = dest.cast::<u8>().wrapping_add(i * dst * n);

@@ -87,29 +87,22 @@ pub(crate) unsafe fn put_signal(
         // so it is memory of this process.
         unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) }
     };
-    let done = if nbi {
-        shmem.put_signal_nbi(
-            &dest_space,
-            offset,
-            data,
-            &sig_space,
-            sig_index,
-            signal,
-            op,
-            pe,
-        )
+    let put_signal = if nbi {
+        Shmem::put_signal_nbi::<u8>
     } else {
-        shmem.put_signal(
-            &dest_space,
-            offset,
-            data,
-            &sig_space,
-            sig_index,
-            signal,
-            op,
-            pe,
-        )
+        Shmem::put_signal::<u8>
     };
+    let done = put_signal(
+        shmem,
+        &dest_space,
+        offset,
+        data,
+        &sig_space,
+        sig_index,
+        signal,
+        op,
+        pe,
+    );
     done.or_die(routine)
 }
 

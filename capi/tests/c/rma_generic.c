@@ -2,19 +2,8 @@
  * context as the first argument, on several types: the macro must pick the routine
  * of the element type (a wrong pick moves the wrong number of bytes, which the
  * checks see). */
-#include <shmem.h>
-#include "check.h"
-
 #define N 6
-#define VAL(T, pe, r, i) ((T)((pe) * 20 + (r) * 7 + (i) + 1))
-
-static int me, n, left, right;
-
-#define EXPECT(T, buf, pe, r, what)                                                     \
-    for (int i = 0; i < N; i++)                                                         \
-        CHECK((buf)[i] == VAL(T, pe, r, i), "%s %s[%d] = %ld, want %ld", #T, what, i,    \
-              (long)(buf)[i], (long)VAL(T, pe, r, i))
-#define FILL(T, buf, r) for (int i = 0; i < N; i++) (buf)[i] = VAL(T, me, r, i)
+#include "rma_common.h"
 
 /* Round r: the generic call (CTX is empty or "SHMEM_CTX_DEFAULT,"). */
 #define GENERIC(T, CTX, r0)                                                             \
@@ -73,11 +62,7 @@ static int me, n, left, right;
     GENERIC(T, SHMEM_CTX_DEFAULT COMMA, 4)
 
 int main(void) {
-    shmem_init();
-    me = shmem_my_pe();
-    n = shmem_n_pes();
-    left = (me + n - 1) % n;
-    right = (me + 1) % n;
+    rma_start();
     uint64_t *sig = (uint64_t *)shmem_malloc(sizeof(uint64_t));
     CHECK(sig != NULL, "shmem_malloc");
 

@@ -1,14 +1,11 @@
 /* Put with signal: SET and ADD, blocking and nbi, typed, sized, memory and context
  * forms. The receiver watches the signal with shmem_signal_fetch and, once it has
  * the expected value, checks the data, which must have arrived before the signal. */
-#include <shmem.h>
 #include <time.h>
-#include "check.h"
 
 #define N 16
 #define WORDS 8
-
-static int me, n, left, right;
+#include "rma_common.h"
 /* Globals are symmetric too: a signal word and data outside the heap. */
 static uint64_t global_sig;
 static short global_data[N];
@@ -23,11 +20,7 @@ static void await(const uint64_t *sig, uint64_t want, const char *what) {
 }
 
 int main(void) {
-    shmem_init();
-    me = shmem_my_pe();
-    n = shmem_n_pes();
-    left = (me + n - 1) % n;
-    right = (me + 1) % n;
+    rma_start();
     uint64_t *sig = (uint64_t *)shmem_malloc(WORDS * sizeof(uint64_t));
     long *data = (long *)shmem_malloc(N * sizeof(long));
     long *all = (long *)shmem_malloc((size_t)n * sizeof(long));

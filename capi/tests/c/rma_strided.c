@@ -2,27 +2,22 @@
  * sized and on the default context: elements between the strided ones must keep
  * their sentinel, the strided ones must hold the values the other PE made from its
  * number. */
-#include <shmem.h>
-#include "check.h"
-
 #define N 5
+#include "rma_common.h"
+
 #define LEN (3 * N) /* room for N elements at stride 3 */
 #define SENTINEL 99
-/* Element k of PE pe's source array. */
-#define VAL(T, pe, k) ((T)((pe) * 20 + (k) + 1))
-
-static int me, n, left, right;
 static long global[LEN];
 static long priv_long[LEN];
 
 /* Checks buf[0..LEN): element i * stride holds VAL(pe, i * other) for i < N, the
  * rest holds the sentinel. */
-#define EXPECT(T, buf, stride, other, pe, what)                                         \
+#define EXPECT_STRIDED(T, buf, stride, other, pe, what)                                 \
     for (int k = 0; k < LEN; k++) {                                                     \
-        T want = (k % (stride) == 0 && k / (stride) < N) ? VAL(T, pe, (k / (stride)) * (other)) \
-                                                       : (T)SENTINEL;                  \
+        T want = (k % (stride) == 0 && k / (stride) < N) ? VAL(T, pe, 0, (k / (stride)) * (other)) \
+                                                       : (T)SENTINEL;                   \
         CHECK((buf)[k] == want, "%s dst %d sst %d: %s[%d] = %ld, want %ld", what, dst,  \
-              sst, #buf, k, (long)(buf)[k], (long)want);                               \
+              sst, #buf, k, (long)(buf)[k], (long)want);                                \
     }
 
 /* One put/get pair per (dst, sst), through IPUT/IGET (extra leading arguments in
@@ -34,23 +29,23 @@ static long priv_long[LEN];
         T priv[LEN];                                                                    \
         for (int dst = 1; dst <= 3; dst++)                                              \
             for (int sst = 1; sst <= 3; sst++) {                                        \
-                /* iput: my values at stride sst into right's sym at stride dst. */      \
+                /* iput: my values at stride sst into right's sym at stride dst. */     \
                 for (int k = 0; k < LEN; k++) {                                         \
                     sym[k] = (T)SENTINEL;                                               \
-                    priv[k] = VAL(T, me, k);                                            \
+                    priv[k] = VAL(T, me, 0, k);                                         \
                 }                                                                       \
                 shmem_barrier_all();                                                    \
                 IPUT(__VA_ARGS__ sym, priv, dst, sst, N, right);                        \
                 shmem_barrier_all();                                                    \
-                EXPECT(T, sym, dst, sst, left, what " iput");                           \
-                /* iget: right's values at stride sst into my priv at stride dst. */     \
+                EXPECT_STRIDED(T, sym, dst, sst, left, what " iput");                   \
+                /* iget: right's values at stride sst into my priv at stride dst. */    \
                 for (int k = 0; k < LEN; k++) {                                         \
-                    sym[k] = VAL(T, me, k);                                             \
+                    sym[k] = VAL(T, me, 0, k);                                          \
                     priv[k] = (T)SENTINEL;                                              \
                 }                                                                       \
                 shmem_barrier_all();                                                    \
                 IGET(__VA_ARGS__ priv, sym, dst, sst, N, right);                        \
-                EXPECT(T, priv, dst, sst, right, what " iget");                         \
+                EXPECT_STRIDED(T, priv, dst, sst, right, what " iget");                 \
                 shmem_barrier_all();                                                    \
             }                                                                           \
         shmem_free(sym);                                                                \
@@ -64,11 +59,7 @@ static long priv_long[LEN];
     STRIDED(T, "ctx " #B, shmem_ctx_iput##B, shmem_ctx_iget##B, SHMEM_CTX_DEFAULT,)
 
 int main(void) {
-    shmem_init();
-    me = shmem_my_pe();
-    n = shmem_n_pes();
-    left = (me + n - 1) % n;
-    right = (me + 1) % n;
+    rma_start();
 
     TYPED(char, char);
     TYPED(short, short);

@@ -2,23 +2,10 @@
  * each on SHMEM_CTX_DEFAULT: every PE writes values made from its own number into
  * its right neighbour and checks what its left neighbour wrote; gets read back from
  * the right neighbour what this PE wrote there. */
-#include <shmem.h>
 #include <string.h>
-#include "check.h"
 
 #define N 8
-/* Element i of PE pe's data in round r: small enough for every type. */
-#define VAL(T, pe, r, i) ((T)((pe) * 20 + (r) * 9 + (i) + 1))
-
-static int me, n, left, right;
-
-/* Checks that buf[0..N) holds round r of PE pe. */
-#define EXPECT(T, buf, pe, r, what)                                                     \
-    for (int i = 0; i < N; i++)                                                         \
-        CHECK((buf)[i] == VAL(T, pe, r, i), "%s %s[%d] = %ld, want %ld", #T, what, i,    \
-              (long)(buf)[i], (long)VAL(T, pe, r, i))
-
-#define FILL(T, buf, r) for (int i = 0; i < N; i++) (buf)[i] = VAL(T, me, r, i)
+#include "rma_common.h"
 
 /* put, get, put_nbi, get_nbi, p, g, and the same on the default context. */
 #define TYPED(T, NAME)                                                                  \
@@ -117,11 +104,7 @@ static int me, n, left, right;
     } while (0)
 
 int main(void) {
-    shmem_init();
-    me = shmem_my_pe();
-    n = shmem_n_pes();
-    left = (me + n - 1) % n;
-    right = (me + 1) % n;
+    rma_start();
 
     TYPED(float, float);
     TYPED(double, double);
