@@ -14,7 +14,7 @@
 //! | `addr` | C addresses: which place and offset a pointer names (CPU heap, statics, board windows) |
 //! | `setup` | init, finalize, my_pe, n_pes, query and the legacy start-up names |
 //! | `memory` | shmem_malloc and friends, the live-allocation table |
-//! | `rma` | put and get in every typed, sized and scalar form |
+//! | `rma` | put and get in every typed, sized, scalar, strided and context form |
 //! | `signal` | put with signal, `shmem_signal_fetch` |
 //! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED` |
 //! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT` |
