@@ -14,7 +14,8 @@
 //! | `addr` | C addresses: which place and offset a pointer names (CPU heap, statics, board windows) |
 //! | `setup` | init, finalize, my_pe, n_pes, query and the legacy start-up names |
 //! | `memory` | shmem_malloc and friends, the live-allocation table |
-//! | `rma` | put and get in every typed, sized and scalar form |
+//! | `rma` | put and get in every typed, sized, scalar, strided and context form |
+//! | `signal` | put with signal, `shmem_signal_fetch` |
 //! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED` |
 //! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT` |
 //! | `shmemx` | the `shmemx_` board routines: allocation on boards, places, kernel runs |
@@ -29,5 +30,6 @@ mod memory;
 mod rma;
 mod setup;
 mod shmemx;
+mod signal;
 mod state;
 mod team;
