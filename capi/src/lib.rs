@@ -15,6 +15,8 @@
 //! | `setup` | init, finalize, my_pe, n_pes, query and the legacy start-up names |
 //! | `memory` | shmem_malloc and friends, the live-allocation table |
 //! | `rma` | put and get in every typed, sized and scalar form |
+//! | `amo` | atomic memory operations: every typed, context, nbi and deprecated form |
+//! | `sync` | point-to-point synchronization: waits, tests, `shmem_signal_wait_until` |
 //! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED` |
 //! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT` |
 //!
@@ -23,9 +25,11 @@
 //! argument, and ends the job (exit status 70, which `shmemrun` reports).
 
 mod addr;
+mod amo;
 mod ctx;
 mod memory;
 mod rma;
 mod setup;
 mod state;
+mod sync;
 mod team;
