@@ -90,10 +90,11 @@ pub unsafe extern "C" fn shmem_{name}_test(ivar: *mut {rust}, cmp: i32, cmp_valu
                 params.push(format!("cmp_value: {rust}"));
                 "Values::One(cmp_value)"
             };
-            let (ret, tail) = match (m.mode, m.wait) {
-                ("All", true) => ("", "let _ = found;"),
-                ("All", false) => (" -> i32", "i32::from(found != 0)"),
-                _ => (" -> usize", "found"),
+            // `watch` gives the C result; a waiting `_all` has none, a testing one is an int.
+            let (ret, head, tail) = match (m.mode, m.wait) {
+                ("All", true) => ("", "", ";"),
+                ("All", false) => (" -> i32", "let all = ", ";\n    i32::from(all != 0)"),
+                _ => (" -> usize", "", ""),
             };
             let what = match (m.mode, m.wait) {
                 ("All", true) => "waits until every included element of this PE's `ivars` satisfies the comparison",
@@ -124,8 +125,7 @@ pub unsafe extern "C" fn shmem_{name}_test(ivar: *mut {rust}, cmp: i32, cmp_valu
 #[no_mangle]
 pub unsafe extern "C" fn {f}({params}){ret} {{
     // SAFETY: the caller's contract, passed on.
-    let found = unsafe {{ watch::<{rust}>("{f}", {wait}, Mode::{mode}, ivars.cast_const(), nelems, {idx}status, cmp, {values}) }};
-    {tail}
+    {head}unsafe {{ watch::<{rust}>("{f}", {wait}, Mode::{mode}, ivars.cast_const(), nelems, {idx}status, cmp, {values}) }}{tail}
 }}
 "#,
                 params = params.join(", "),
