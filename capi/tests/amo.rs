@@ -24,6 +24,12 @@ fn bitwise_float_nbi_and_deprecated_amos_under_both_conduits() {
 }
 
 #[test]
+fn globals_and_statics_are_targets_of_atomics_and_waits() {
+    run_ok("amo_globals.c", 4, &[]);
+    run_ok("amo_globals.c", 4, AM);
+}
+
+#[test]
 fn the_cxx_overloads_pick_the_typed_routines() {
     run_ok("amo_sync_cxx.cpp", 4, &[]);
     run_ok("amo_sync_cxx.cpp", 4, AM);
