@@ -111,17 +111,8 @@ pub(crate) unsafe fn amo<T: Word>(
     let pe = pe_arg(routine, pe);
     let arg = if op == Op::Fetch { "source" } else { "dest" };
     let width = size_of::<T::Bits>();
-    if dest as usize % width != 0 {
-        bad_arg(
-            routine,
-            arg,
-            &format!("{dest:p} is not aligned to the {width} bytes of the type"),
-        )
-    }
-    let (place, offset) = addr::symmetric(shmem, routine, arg, dest);
+    let (place, offset) = word_at(shmem, routine, arg, dest, width);
     let space = addr::space::<T::Bits>(shmem, routine, place);
-    // The address is aligned and heaps and board windows start page-aligned, so the
-    // offset is a whole number of elements.
     let i = offset / width;
     let (v, c) = (value.to_word(), cond.to_word());
     let one = T::Bits::from_bits(1);
@@ -143,6 +134,27 @@ pub(crate) unsafe fn amo<T: Word>(
         Op::Xor => done(shmem.atomic_xor(&space, i, v, pe)),
     };
     T::from_word(old.or_die(routine))
+}
+
+/// The place and byte offset of the `width`-byte word at `addr`, argument `arg` of
+/// `routine`; ends the job when the address is not symmetric or not aligned to
+/// `width` (in memory or in its place, so that the offset is a whole number of words).
+pub(crate) fn word_at(
+    shmem: &rust::Shmem,
+    routine: &str,
+    arg: &str,
+    addr: *const c_void,
+    width: usize,
+) -> (Place, usize) {
+    let (place, offset) = addr::symmetric(shmem, routine, arg, addr);
+    if addr as usize % width != 0 || offset % width != 0 {
+        bad_arg(
+            routine,
+            arg,
+            &format!("{addr:p} is not aligned to the {width} bytes of the type"),
+        )
+    }
+    (place, offset)
 }
 
 /// The non-blocking fetching form of [`amo`]: the old value goes to `fetch`, a local

@@ -10,7 +10,7 @@
 //! `indices` array of `_some`). It must not read the watched words or wait itself:
 //! the Rust API does both (it sleeps on a futex that writers wake).
 
-use crate::addr;
+use crate::amo::word_at;
 use crate::state::{bad_arg, shmem, OrDie};
 use rust::{AtomicInt, Cmp, Shmem, SymVec};
 use std::ffi::c_void;
@@ -46,15 +46,7 @@ fn watched<T: AtomicInt>(
     nelems: usize,
 ) -> SymVec<T> {
     let arg = if nelems == 1 { "ivar" } else { "ivars" };
-    let width = size_of::<T>();
-    if ivars as usize % width != 0 {
-        bad_arg(
-            routine,
-            arg,
-            &format!("{ivars:p} is not aligned to the {width} bytes of the type"),
-        )
-    }
-    let (place, offset) = addr::symmetric(shmem, routine, arg, ivars);
+    let (place, offset) = word_at(shmem, routine, arg, ivars, size_of::<T>());
     shmem.place_view::<T>(place, offset, nelems).or_die(routine)
 }
 
