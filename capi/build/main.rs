@@ -11,7 +11,9 @@
 //!
 //! It must not compile C or touch anything outside `OUT_DIR` and the output directory.
 
+mod amo;
 mod rma;
+mod sync;
 mod types;
 
 use std::path::{Path, PathBuf};
@@ -20,6 +22,8 @@ fn main() {
     println!("cargo:rerun-if-changed=build");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     write(&out, "rma_typed.rs", &rma::generate());
+    write(&out, "amo_typed.rs", &amo::generate());
+    write(&out, "sync_typed.rs", &sync::generate());
     link_tool_names(&out);
 }
 

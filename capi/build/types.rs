@@ -44,6 +44,66 @@ pub const RMA: &[Ty] = &[
     ty("ptrdiff", "ptrdiff_t", "isize"),
 ];
 
+/// Standard AMO types (Table 6): every AMO but the bitwise ones. `size_t` and
+/// `ptrdiff_t` travel as the 64-bit integers they are on the LP64 targets this
+/// library builds for (`src/amo.rs` asserts the width).
+pub const AMO_STANDARD: &[Ty] = &[
+    ty("int", "int", "i32"),
+    ty("long", "long", "i64"),
+    ty("longlong", "long long", "i64"),
+    ty("uint", "unsigned int", "u32"),
+    ty("ulong", "unsigned long", "u64"),
+    ty("ulonglong", "unsigned long long", "u64"),
+    ty("int32", "int32_t", "i32"),
+    ty("int64", "int64_t", "i64"),
+    ty("uint32", "uint32_t", "u32"),
+    ty("uint64", "uint64_t", "u64"),
+    ty("size", "size_t", "u64"),
+    ty("ptrdiff", "ptrdiff_t", "i64"),
+];
+
+/// The extended AMO types (Table 7) beyond the standard ones: fetch, set and swap
+/// only, carried as the bits of the same-width integer.
+pub const AMO_EXTENDED_ONLY: &[Ty] = &[ty("float", "float", "f32"), ty("double", "double", "f64")];
+
+/// Bitwise AMO types (Table 8): and, or, xor.
+pub const AMO_BITWISE: &[Ty] = &[
+    ty("uint", "unsigned int", "u32"),
+    ty("ulong", "unsigned long", "u64"),
+    ty("ulonglong", "unsigned long long", "u64"),
+    ty("int32", "int32_t", "i32"),
+    ty("int64", "int64_t", "i64"),
+    ty("uint32", "uint32_t", "u32"),
+    ty("uint64", "uint64_t", "u64"),
+];
+
+/// The types of the AMO names deprecated in OpenSHMEM 1.4 (`shmem_int_fadd`, ...),
+/// which are the OpenSHMEM 1.3 ones: `finc`, `inc`, `fadd`, `add`, `cswap` for
+/// these; `fetch`, `set`, `swap` for these and `float`, `double`.
+pub const AMO_DEPRECATED: &[Ty] = &[
+    ty("int", "int", "i32"),
+    ty("long", "long", "i64"),
+    ty("longlong", "long long", "i64"),
+];
+
+/// Point-to-point synchronization types (Table 10): wait and test.
+pub const P2P: &[Ty] = &[
+    ty("short", "short", "i16"),
+    ty("int", "int", "i32"),
+    ty("long", "long", "i64"),
+    ty("longlong", "long long", "i64"),
+    ty("ushort", "unsigned short", "u16"),
+    ty("uint", "unsigned int", "u32"),
+    ty("ulong", "unsigned long", "u64"),
+    ty("ulonglong", "unsigned long long", "u64"),
+    ty("int32", "int32_t", "i32"),
+    ty("int64", "int64_t", "i64"),
+    ty("uint32", "uint32_t", "u32"),
+    ty("uint64", "uint64_t", "u64"),
+    ty("size", "size_t", "u64"),
+    ty("ptrdiff", "ptrdiff_t", "i64"),
+];
+
 /// The sized RMA routines (`shmem_put8` ... `shmem_put128`): bits and a Rust type of
 /// that size.
 pub const SIZED: &[(u32, &str)] = &[

@@ -14,5 +14,7 @@
 #include "shmemplus/types.h"
 #include "shmemplus/setup.h"
 #include "shmemplus/rma.h"
+#include "shmemplus/amo.h"
+#include "shmemplus/sync.h"
 
 #endif /* SHMEM_H */

@@ -16,6 +16,8 @@
 //! | `memory` | shmem_malloc and friends, the live-allocation table |
 //! | `rma` | put and get in every typed, sized, scalar, strided and context form |
 //! | `signal` | put with signal, `shmem_signal_fetch` |
+//! | `amo` | atomic memory operations: every typed, context, nbi and deprecated form |
+//! | `sync` | point-to-point synchronization: waits, tests, `shmem_signal_wait_until` |
 //! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED` |
 //! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT` |
 //! | `shmemx` | the `shmemx_` board routines: allocation on boards, places, kernel runs |
@@ -25,6 +27,7 @@
 //! argument, and ends the job (exit status 70, which `shmemrun` reports).
 
 mod addr;
+mod amo;
 mod ctx;
 mod memory;
 mod rma;
@@ -32,4 +35,5 @@ mod setup;
 mod shmemx;
 mod signal;
 mod state;
+mod sync;
 mod team;

@@ -11,19 +11,20 @@ use crate::am::{AmEngine, Handler, Incoming, H_ATOMIC};
 use crate::fpga::Boards;
 use crate::Place;
 use bytemuck::Pod;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 mod sealed {
     pub trait Sealed {}
 }
 
-/// The integer types atomic operations and point-to-point waits apply to: 32- and
-/// 64-bit, signed and unsigned (OpenSHMEM's standard AMO types of those widths).
+/// The integer types atomic operations and point-to-point waits apply to: 16-, 32- and
+/// 64-bit, signed and unsigned (OpenSHMEM's standard AMO types, and the 16-bit
+/// `short` types of its point-to-point waits).
 pub trait AtomicInt:
     Pod + PartialOrd + Eq + std::fmt::Debug + Send + Sync + sealed::Sealed
 {
-    /// Bytes of the word (4 or 8).
+    /// Bytes of the word (2, 4 or 8).
     const WIDTH: usize;
     /// The bits of the value, zero-extended to 64.
     fn to_bits(self) -> u64;
@@ -45,7 +46,7 @@ macro_rules! atomic_int {
         }
     )*};
 }
-atomic_int!(i32 => u32, u32 => u32, i64 => u64, u64 => u64);
+atomic_int!(i16 => u16, u16 => u16, i32 => u32, u32 => u32, i64 => u64, u64 => u64);
 
 /// A comparison operator of `wait_until`, `test` and `signal_wait_until`
 /// (OpenSHMEM's `SHMEM_CMP_EQ` ... `SHMEM_CMP_LE`): the condition is
@@ -151,7 +152,7 @@ impl AtomicOp {
 /// returns the old word.
 ///
 /// # Safety
-/// `ptr` must be aligned to `width` (4 or 8) and point at `width` bytes of mapped
+/// `ptr` must be aligned to `width` (2, 4 or 8) and point at `width` bytes of mapped
 /// memory that every other accessor of the word also accesses atomically or through
 /// plain copies the program orders itself (OpenSHMEM makes mixing AMOs and puts on one
 /// word without ordering the program's race).
@@ -187,10 +188,10 @@ pub(crate) unsafe fn apply_at(
             }) as u64
         }};
     }
-    if width == 8 {
-        apply!(AtomicU64, u64)
-    } else {
-        apply!(AtomicU32, u32)
+    match width {
+        8 => apply!(AtomicU64, u64),
+        2 => apply!(AtomicU16, u16),
+        _ => apply!(AtomicU32, u32),
     }
 }
 
@@ -249,7 +250,7 @@ pub(crate) fn register_handler(am: &AmEngine, boards: Arc<Boards>) {
         let width = (opw >> 8) as usize;
         let result = match AtomicOp::from_code(opw & 0xff) {
             None => Err(format!("unknown atomic operation {}", opw & 0xff)),
-            Some(_) if width != 4 && width != 8 => Err(format!("atomic width {width}")),
+            Some(_) if ![2, 4, 8].contains(&width) => Err(format!("atomic width {width}")),
             Some(op) if place == 0 => match engine.heap_range(offset, width) {
                 Ok(ptr) if ptr as usize % width == 0 => {
                     // SAFETY: heap_range checked the word's `width` bytes are inside this
@@ -307,6 +308,26 @@ mod tests {
             assert_eq!(apply_at(p, 4, AtomicOp::Add, 1, 0), 9);
         }
         assert_eq!(w[0], 10);
+    }
+
+    #[test]
+    fn sixteen_bit_words_leave_their_neighbours_alone() {
+        let mut w = [0u16; 4];
+        let p = w.as_mut_ptr().cast::<u8>();
+        // SAFETY: p + 2 is a 2-aligned, exclusive 2-byte word inside `w`.
+        unsafe {
+            assert_eq!(apply_at(p.add(2), 2, AtomicOp::Add, 0xffff, 0), 0);
+            assert_eq!(
+                apply_at(p.add(2), 2, AtomicOp::Add, 2, 0),
+                0xffff,
+                "wraps at 16 bits"
+            );
+            assert_eq!(apply_at(p.add(2), 2, AtomicOp::CompareSwap, 9, 1), 1);
+        }
+        assert_eq!(w, [0, 9, 0, 0]);
+        assert_eq!(AtomicOp::Add.next(0xffff, 1, 0, 2), 0);
+        assert_eq!(i16::from_bits((-3i16).to_bits()), -3);
+        assert_eq!((-1i16).to_bits(), 0xffff);
     }
 
     #[test]

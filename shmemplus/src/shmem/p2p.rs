@@ -15,6 +15,8 @@
 //!   writer's next `quiet`, `fence`, barrier or wait; atomics and signals at once; a
 //!   sleeper also looks again every 50 ms).
 
+mod vector;
+
 use super::{Place, Shmem, SymVec};
 use crate::atomic::{apply_at, AtomicInt, AtomicOp, Cmp, SignalOp};
 use crate::error::{Error, Result};

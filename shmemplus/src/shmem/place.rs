@@ -5,6 +5,8 @@
 //! (`Shmem::locate`: checked arithmetic, an error for any object or range that is not
 //! this handle's). It must not move bytes or decide how a place is reached (`route`).
 
+mod view;
+
 use super::Shmem;
 use crate::error::{Error, Result};
 use bytemuck::Pod;
