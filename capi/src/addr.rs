@@ -15,7 +15,7 @@
 //! through any address.
 
 use crate::state::{bad_arg, OrDie};
-use rust::{Place, Shmem};
+use rust::{AddressMap, Place, PlaceSpace, Shmem};
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
@@ -29,9 +29,53 @@ struct Windows {
 
 static WINDOWS: OnceLock<Windows> = OnceLock::new();
 
+/// What every put and get looks up, made once at `shmem_init`: where CPU memory lies
+/// and each place as one object of bytes (valid until finalize, after which the Rust
+/// API refuses them), so that a call translates its address with a few compares.
+struct Cached {
+    map: AddressMap,
+    cpu: PlaceSpace<u8>,
+    boards: Vec<PlaceSpace<u8>>,
+}
+
+static CACHED: OnceLock<Cached> = OnceLock::new();
+
+/// Reserves the board windows and makes the cached lookups; called once, by
+/// `shmem_init`.
+pub(crate) fn install(shmem: &Shmem, routine: &str) {
+    reserve_board_windows(shmem, routine);
+    let boards = (0..shmem.fpgas())
+        .map(|b| shmem.place_space::<u8>(Place::Fpga(b)).or_die(routine))
+        .collect();
+    let _ = CACHED.set(Cached {
+        map: shmem.address_map(),
+        cpu: shmem.place_space::<u8>(Place::Cpu).or_die(routine),
+        boards,
+    });
+}
+
+/// `place` as one object of bytes, for `routine` (an invalid board ends the job).
+#[inline]
+pub(crate) fn bytes(shmem: &Shmem, routine: &str, place: Place) -> &'static PlaceSpace<u8> {
+    let cached = match CACHED.get() {
+        Some(cached) => cached,
+        None => crate::state::die(Some(shmem.my_pe()), routine, "called before shmem_init"),
+    };
+    match place {
+        Place::Cpu => &cached.cpu,
+        Place::Fpga(b) => match cached.boards.get(b as usize) {
+            Some(space) => space,
+            // Not a board of this node: the Rust API says which boards there are.
+            None => match shmem.place_space::<u8>(place) {
+                Ok(_) => bad_arg(routine, "place", &format!("board {b} has no window")),
+                Err(e) => crate::state::fail(routine, e),
+            },
+        },
+    }
+}
+
 /// Reserves one window per board of this node (nothing when there are no boards).
-/// Called once, by `shmem_init`.
-pub(crate) fn reserve_board_windows(shmem: &Shmem, routine: &str) {
+fn reserve_board_windows(shmem: &Shmem, routine: &str) {
     let boards = shmem.fpgas();
     let per_board = usize::try_from(shmem.fpga_heap_bytes()).unwrap_or(usize::MAX);
     if boards == 0 || per_board == 0 {
@@ -86,8 +130,11 @@ pub(crate) fn board_addr(board: u32, offset: usize) -> Option<*mut c_void> {
 /// The place and byte offset `addr` names, or `None` when it is not symmetric.
 #[inline]
 pub(crate) fn locate(shmem: &Shmem, addr: *const c_void) -> Option<(Place, usize)> {
-    shmem
-        .locate_addr(addr.cast())
+    let cpu = match CACHED.get() {
+        Some(cached) => cached.map.locate(addr.cast()),
+        None => shmem.locate_addr(addr.cast()).map(|(_, offset)| offset),
+    };
+    cpu.map(|offset| (Place::Cpu, offset))
         .or_else(|| in_board_window(addr))
 }
 

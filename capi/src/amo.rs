@@ -182,9 +182,9 @@ pub(crate) unsafe fn amo_nbi<T: Word + bytemuck::Pod>(
     let shmem = shmem(routine);
     match addr::locate(shmem, fetch.cast_const().cast()) {
         Some((board @ Place::Fpga(_), offset)) => {
-            let space = addr::space::<u8>(shmem, routine, board);
+            let space = addr::bytes(shmem, routine, board);
             shmem
-                .put(&space, offset, bytemuck::bytes_of(&old), shmem.my_pe())
+                .put(space, offset, bytemuck::bytes_of(&old), shmem.my_pe())
                 .or_die(routine);
         }
         // SAFETY: not a board window, so memory of this process, which the caller

@@ -44,11 +44,11 @@ pub(crate) unsafe fn put(
     let shmem = shmem(routine);
     let pe = pe_arg(routine, pe);
     let (place, offset) = addr::symmetric(shmem, routine, "dest", dest);
-    let dest_space = addr::space::<u8>(shmem, routine, place);
+    let dest_space = addr::bytes(shmem, routine, place);
     let done = match addr::in_board_window(src) {
         Some((from @ Place::Fpga(_), src_offset)) => {
-            let src_space = addr::space::<u8>(shmem, routine, from);
-            shmem.put_from(&dest_space, offset, &src_space, src_offset, bytes, pe)
+            let src_space = addr::bytes(shmem, routine, from);
+            shmem.put_from(dest_space, offset, src_space, src_offset, bytes, pe)
         }
         _ => {
             if src.is_null() {
@@ -59,9 +59,9 @@ pub(crate) unsafe fn put(
             // handled above), so it is memory of this process.
             let src = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), bytes) };
             if nbi {
-                shmem.put_nbi(&dest_space, offset, src, pe)
+                shmem.put_nbi(dest_space, offset, src, pe)
             } else {
-                shmem.put(&dest_space, offset, src, pe)
+                shmem.put(dest_space, offset, src, pe)
             }
         }
     };
@@ -91,14 +91,14 @@ pub(crate) unsafe fn get(
     let shmem = shmem(routine);
     let pe = pe_arg(routine, pe);
     let (place, offset) = addr::symmetric(shmem, routine, "source", src);
-    let src_space = addr::space::<u8>(shmem, routine, place);
+    let src_space = addr::bytes(shmem, routine, place);
     let done = match addr::in_board_window(dest) {
         Some((to @ Place::Fpga(_), dest_offset)) => {
-            let dest_space = addr::space::<u8>(shmem, routine, to);
+            let dest_space = addr::bytes(shmem, routine, to);
             if nbi {
-                shmem.get_nbi(&dest_space, dest_offset, &src_space, offset, bytes, pe)
+                shmem.get_nbi(dest_space, dest_offset, src_space, offset, bytes, pe)
             } else {
-                shmem.get_into(&dest_space, dest_offset, &src_space, offset, bytes, pe)
+                shmem.get_into(dest_space, dest_offset, src_space, offset, bytes, pe)
             }
         }
         _ => {
@@ -111,7 +111,7 @@ pub(crate) unsafe fn get(
             // get into private memory completes on return, which is also a correct
             // non-blocking get.
             let dest = unsafe { std::slice::from_raw_parts_mut(dest.cast::<u8>(), bytes) };
-            shmem.get(&src_space, offset, dest, pe)
+            shmem.get(src_space, offset, dest, pe)
         }
     };
     done.or_die(routine)
@@ -170,7 +170,7 @@ fn check_in_space(
     elems: usize,
     elem: usize,
 ) {
-    let len = addr::space::<u8>(shmem, routine, place).len();
+    let len = addr::bytes(shmem, routine, place).len();
     let end = elems.checked_mul(elem).and_then(|b| b.checked_add(offset));
     if end.is_none_or(|end| end > len) {
         bad_arg(

@@ -34,7 +34,7 @@ pub(crate) fn init_once(routine: &str) {
     // this program's data into the PE's segment (see `InitOptions::symmetric_data`).
     let options = rust::InitOptions::new().symmetric_data(true);
     let handle = rust::init_with(options).or_die(routine);
-    addr::reserve_board_windows(&handle, routine);
+    addr::install(&handle, routine);
     crate::team::install_predefined(&handle);
     state::install(handle);
 }

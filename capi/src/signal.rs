@@ -67,7 +67,7 @@ pub(crate) unsafe fn put_signal(
     let shmem = shmem(routine);
     let pe = pe_arg(routine, pe);
     let (place, offset) = addr::symmetric(shmem, routine, "dest", dest);
-    let dest_space = addr::space::<u8>(shmem, routine, place);
+    let dest_space = addr::bytes(shmem, routine, place);
     let (sig_space, sig_index) = signal_word(shmem, routine, sig_addr);
     let data: &[u8] = if bytes == 0 {
         &[]
@@ -93,15 +93,7 @@ pub(crate) unsafe fn put_signal(
         Shmem::put_signal::<u8>
     };
     let done = put_signal(
-        shmem,
-        &dest_space,
-        offset,
-        data,
-        &sig_space,
-        sig_index,
-        signal,
-        op,
-        pe,
+        shmem, dest_space, offset, data, &sig_space, sig_index, signal, op, pe,
     );
     done.or_die(routine)
 }

@@ -31,6 +31,44 @@ impl<T: Pod> std::fmt::Debug for PlaceSpace<T> {
     }
 }
 
+/// Where a PE's CPU memory lies in this process (from [`Shmem::address_map`]): its
+/// symmetric heap and, with [`crate::InitOptions::symmetric_data`], the program's
+/// data. It stays right for the handle's whole life (nothing moves).
+///
+/// ```
+/// let shmem = shmemplus::init()?;
+/// let v = shmem.alloc::<u32>(8, shmemplus::Place::Cpu)?;
+/// let map = shmem.address_map();
+/// let third = shmem.local_addr(&v)?.wrapping_add(2) as *const u8;
+/// assert_eq!(map.locate(third), Some(v.heap_offset() + 8));
+/// assert_eq!(map.locate(std::ptr::null()), None);
+/// # Ok::<(), shmemplus::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct AddressMap {
+    heap_base: usize,
+    heap_bytes: usize,
+    statics: Option<crate::statics::StaticRegion>,
+    static_offset: usize,
+}
+
+impl AddressMap {
+    /// The CPU offset `addr` names (heap or program data), or `None` for an address
+    /// outside both.
+    #[inline]
+    pub fn locate(&self, addr: *const u8) -> Option<usize> {
+        let addr = addr as usize;
+        let in_heap = addr
+            .checked_sub(self.heap_base)
+            .filter(|&off| off < self.heap_bytes);
+        in_heap.or_else(|| {
+            let off = self.statics?.offset_of(addr)?;
+            // off < the area's length: the sum is at most the segment's CPU bytes.
+            self.static_offset.checked_add(off)
+        })
+    }
+}
+
 impl Shmem {
     pub(super) fn local_ptr<T: Pod>(
         &self,
@@ -147,18 +185,22 @@ impl Shmem {
     /// ```
     #[inline]
     pub fn locate_addr(&self, addr: *const u8) -> Option<(Place, usize)> {
+        self.address_map().locate(addr).map(|off| (Place::Cpu, off))
+    }
+
+    /// Where this PE's CPU memory lies in this process: a small copy of what
+    /// [`Shmem::locate_addr`] consults, for interfaces that translate an address on
+    /// every call (the C binding keeps one, so a lookup is a few compares).
+    #[inline]
+    pub fn address_map(&self) -> AddressMap {
         let segs = &self.inner.segs;
         let seg = segs.mine();
-        let addr = addr as usize;
-        let in_heap = addr
-            .checked_sub(seg.heap_base() as usize)
-            .filter(|&off| off < seg.heap_bytes());
-        let in_data = || {
-            let off = segs.statics?.offset_of(addr)?;
-            // off < the area's length: the sum is at most cpu_bytes.
-            seg.layout().static_offset().checked_add(off)
-        };
-        in_heap.or_else(in_data).map(|off| (Place::Cpu, off))
+        AddressMap {
+            heap_base: seg.heap_base() as usize,
+            heap_bytes: seg.heap_bytes(),
+            statics: segs.statics,
+            static_offset: seg.layout().static_offset(),
+        }
     }
 
     /// The program's data made symmetric by

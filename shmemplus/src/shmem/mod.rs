@@ -64,7 +64,7 @@ mod user_am;
 pub use alloc_variants::MallocHints;
 pub use ctx::{Ctx, CtxOptions};
 pub use init::{init, init_with, InitOptions};
-pub use local::PlaceSpace;
+pub use local::{AddressMap, PlaceSpace};
 pub use place::{Place, SymVec};
 pub use thread::{init_thread, ThreadLevel};
 pub use tuning::TuneSource;
