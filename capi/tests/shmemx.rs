@@ -83,3 +83,14 @@ fn board_routines_without_boards_end_the_job_clearly() {
         "{all}"
     );
 }
+
+#[test]
+fn atomics_on_board_addresses_are_exact_under_both_conduits_and_novo_g() {
+    run_ok("shmemx_atomics.c", 4, &[("SHMEMPLUS_FPGAS", "1")]);
+    run_ok(
+        "shmemx_atomics.c",
+        4,
+        &[("SHMEMPLUS_FPGAS", "2"), ("SHMEMPLUS_CONDUIT", "am")],
+    );
+    run_ok("shmemx_atomics.c", 4, &[("SHMEMPLUS_PROFILE", "novo-g")]);
+}
