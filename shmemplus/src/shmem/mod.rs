@@ -6,6 +6,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `place` | [`Place`], [`SymVec`], a place's wire word, locating elements |
+//! | `view` | `object_at`: an object named by place, byte offset and length |
 //! | `init` | `init`: configuration, mapping the job's heaps, the start-up report |
 //! | `lifecycle` | the progress thread's watcher, `finalize`, shutdown and `Drop` |
 //! | `alloc` | collective `alloc`/`free` and the symmetry check |
@@ -48,6 +49,7 @@ mod route;
 mod teams;
 mod tuning;
 mod user_am;
+mod view;
 
 pub use init::init;
 pub use place::{Place, SymVec};
