@@ -14,5 +14,7 @@
 #include "shmemplus/types.h"
 #include "shmemplus/setup.h"
 #include "shmemplus/rma.h"
+#include "shmemplus/teams.h"
+#include "shmemplus/coll.h"
 
 #endif /* SHMEM_H */

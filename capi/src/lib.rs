@@ -15,15 +15,19 @@
 //! | `setup` | init, finalize, my_pe, n_pes, query and the legacy start-up names |
 //! | `memory` | shmem_malloc and friends, the live-allocation table |
 //! | `rma` | put and get in every typed, sized and scalar form |
-//! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED` |
-//! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT` |
+//! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED`, splits and queries |
+//! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT`, create/destroy/get_team |
+//! | `locks` | `shmem_set_lock`, `shmem_test_lock`, `shmem_clear_lock` |
+//! | `coll` | collectives: team-based (1.5) and active-set (legacy) forms |
 //!
 //! Errors follow OpenSHMEM practice: a call with a wrong PE, an address that is not
 //! symmetric or an exhausted heap prints one line naming the PE, the routine and the
 //! argument, and ends the job (exit status 70, which `shmemrun` reports).
 
 mod addr;
+mod coll;
 mod ctx;
+mod locks;
 mod memory;
 mod rma;
 mod setup;
