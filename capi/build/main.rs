@@ -11,6 +11,7 @@
 //!
 //! It must not compile C or touch anything outside `OUT_DIR` and the output directory.
 
+mod coll;
 mod rma;
 mod types;
 
@@ -20,6 +21,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     write(&out, "rma_typed.rs", &rma::generate());
+    write(&out, "coll_typed.rs", &coll::generate());
     link_tool_names(&out);
 }
 

@@ -18,12 +18,14 @@
 //! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED`, splits and queries |
 //! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT`, create/destroy/get_team |
 //! | `locks` | `shmem_set_lock`, `shmem_test_lock`, `shmem_clear_lock` |
-//! | `coll` | collectives: team-based (1.5) and active-set (legacy) forms |
+//! | `coll` | team collectives: sync_all, broadcast, collect, alltoall(s), reductions |
+//! | `active_set` | the legacy active-set collectives, over `pSync` (its module doc says why) |
 //!
 //! Errors follow OpenSHMEM practice: a call with a wrong PE, an address that is not
 //! symmetric or an exhausted heap prints one line naming the PE, the routine and the
 //! argument, and ends the job (exit status 70, which `shmemrun` reports).
 
+mod active_set;
 mod addr;
 mod coll;
 mod ctx;
