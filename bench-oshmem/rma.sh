@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Put/get against Open MPI's OSHMEM: runs osh_rma.c (OSHMEM) and its shmemplus twin
-# benches/src/bin/rma_bw.rs in turn, ROUNDS times each (A B A B ...), so that a noisy
-# machine slows both sides alike, then prints per size the median bandwidth of each
-# and the median of the pair-by-pair ratios shmemplus / OSHMEM (for the 8-byte
-# latencies: OSHMEM / shmemplus, so above 1 means shmemplus is faster there too).
+# Put/get against Open MPI's OSHMEM: runs osh_rma.c built with oshcc (OSHMEM), its
+# shmemplus twin benches/src/bin/rma_bw.rs (the Rust API) and, when shmemcc is built,
+# the SAME osh_rma.c built with shmemcc (shmemplus's C interface), in turn, ROUNDS
+# times each (A B C A B C ...), so that a noisy machine slows every side alike. Prints
+# per size the median bandwidth of each and the medians of the round-by-round ratios
+# Rust/OSHMEM, C/OSHMEM and C/Rust (for the 8-byte latencies the inverse, OSHMEM/Rust
+# and so on, so above 1 always means the first-named is faster).
 #
 # Usage:  ./rma.sh [ROUNDS]        (default 3; run from anywhere)
 # Env:    OSH_RMA_REPS, OSH_RMA_ITERS, OSH_RMA_MIN, OSH_RMA_MAX -> both programs
 #         OUT  file for the raw JSON lines (default: a temporary file, removed)
 #         TWIN the shmemplus program (default target/release/rma_bw; e.g. an older build)
+#         NO_C=1 skip the C-interface build
 # Needs:  oshcc/oshrun (apt-get install openmpi-bin libopenmpi-dev), python3, and
 #         `cargo build --release -p shmemplus-cli -p shmemplus-benches` done first.
 set -u
@@ -17,8 +20,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 rounds="${1:-3}"
 bin="${TMPDIR:-/tmp}/osh_rma.$$"
+cbin="${TMPDIR:-/tmp}/osh_rma_c.$$"
 out="${OUT:-${TMPDIR:-/tmp}/rma.$$.jsonl}"
-[ -z "${OUT:-}" ] && trap 'rm -f "$bin" "$out"' EXIT || trap 'rm -f "$bin"' EXIT
+[ -z "${OUT:-}" ] && trap 'rm -f "$bin" "$cbin" "$out"' EXIT || trap 'rm -f "$bin" "$cbin"' EXIT
 
 for tool in oshcc oshrun python3; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -32,6 +36,13 @@ for f in "$twin" "$launcher"; do
     [ -x "$f" ] || { echo "rma.sh: $f missing: cargo build --release -p shmemplus-cli -p shmemplus-benches"; exit 1; }
 done
 oshcc -O2 -o "$bin" "$here/osh_rma.c" || { echo "rma.sh: oshcc failed"; exit 1; }
+shmemcc="$root/target/release/shmemcc"
+with_c=0
+if [ -z "${NO_C:-}" ] && [ -x "$shmemcc" ]; then
+    "$shmemcc" -O2 -DOSH_RMA_IMPL='"shmemplus-c"' -o "$cbin" "$here/osh_rma.c" ||
+        { echo "rma.sh: shmemcc failed"; exit 1; }
+    with_c=1
+fi
 
 fwd=()
 for v in OSH_RMA_REPS OSH_RMA_ITERS OSH_RMA_MIN OSH_RMA_MAX; do
@@ -43,6 +54,10 @@ for r in $(seq 1 "$rounds"); do
         "${fwd[@]}" -np 2 "$bin" | sed "s/^{/{\"round\":$r,/" >>"$out" || exit 1
     echo "# round $r/$rounds: shmemplus" >&2
     timeout 300 "$launcher" -n 2 "$twin" | sed "s/^{/{\"round\":$r,/" >>"$out" || exit 1
+    if [ "$with_c" = 1 ]; then
+        echo "# round $r/$rounds: shmemplus C interface" >&2
+        timeout 300 "$launcher" -n 2 "$cbin" | sed "s/^{/{\"round\":$r,/" >>"$out" || exit 1
+    fi
 done
 
 python3 - "$out" <<'PY'
@@ -53,22 +68,28 @@ for r in recs:
     by.setdefault((r["op"], r["bytes"]), {}).setdefault(r["impl"], {})[r["round"]] = r
 def size(b):
     return f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB" if b >= 1024 else f"{b} B"
-print(f"{'op':8} {'size':>7} {'OSHMEM':>12} {'shmemplus':>12} {'ratio':>6} {'min':>6} {'max':>6}")
+with_c = any("shmemplus-c" in imp for imp in by.values())
+cols = [("OSHMEM", "oshmem"), ("Rust", "shmemplus")] + ([("C", "shmemplus-c")] if with_c else [])
+pairs = [("Rust", "OSHMEM")] + ([("C", "OSHMEM"), ("C", "Rust")] if with_c else [])
+name = dict(cols)
+head = f"{'op':8} {'size':>7} " + " ".join(f"{c:>11}" for c, _ in cols)
+head += " " + " ".join(f"{a + '/' + b + ' (min-max)':>15}" for a, b in pairs)
+print(head)
 for (op, b), imp in sorted(by.items(), key=lambda kv: (kv[0][0] not in ("put_lat", "get_lat"), kv[0][0], kv[0][1])):
-    o, s = imp.get("oshmem", {}), imp.get("shmemplus", {})
-    rounds = sorted(set(o) & set(s))
+    runs = {c: imp.get(i, {}) for c, i in cols}
+    rounds = sorted(set.intersection(*(set(r) for r in runs.values())))
     if not rounds:
         continue
     lat = op.endswith("_lat")
     key = "latency_us" if lat else "bandwidth_mbps"
-    med = lambda x: statistics.median(x[r][key] for r in rounds)
-    if lat:  # lower is better: OSHMEM / shmemplus; figures in ns
-        ratios = [o[r][key] / s[r][key] for r in rounds]
-        fo, fs, unit = med(o) * 1e3, med(s) * 1e3, " ns"
-    else:  # higher is better: shmemplus / OSHMEM; figures in GB/s
-        ratios = [s[r][key] / o[r][key] for r in rounds]
-        fo, fs, unit = med(o) / 1e3, med(s) / 1e3, " GB/s"
-    print(f"{op:8} {size(b):>7} {fo:>7.1f}{unit:5} {fs:>7.1f}{unit:5} {statistics.median(ratios):>6.2f} {min(ratios):>6.2f} {max(ratios):>6.2f}")
-print(f"# {len(rounds)} alternated rounds; ratio = median of the pair-by-pair ratios "
-      "(bandwidth: shmemplus/OSHMEM; latency: OSHMEM/shmemplus), min and max over the pairs")
+    scale, unit = (1e3, "ns") if lat else (1e-3, "GB/s")
+    line = f"{op:8} {size(b):>7} "
+    line += " ".join(f"{statistics.median(runs[c][r][key] for r in rounds) * scale:>6.1f} {unit:4}" for c, _ in cols)
+    for a, c in pairs:
+        # faster is above 1: bandwidth a/c, latency c/a
+        ratios = [(runs[c][r][key] / runs[a][r][key]) if lat else (runs[a][r][key] / runs[c][r][key]) for r in rounds]
+        line += f" {statistics.median(ratios):>5.2f} {min(ratios):.2f}-{max(ratios):.2f}"
+    print(line)
+print(f"# {len(rounds)} alternated rounds; each ratio is the median of the round-by-round ratios "
+      "(min-max in brackets); above 1 means the first-named is faster")
 PY

@@ -151,6 +151,6 @@ pub(crate) fn space<T: bytemuck::Pod>(
     shmem: &Shmem,
     routine: &str,
     place: Place,
-) -> rust::SymVec<T> {
+) -> rust::PlaceSpace<T> {
     shmem.place_space::<T>(place).or_die(routine)
 }

@@ -8,19 +8,18 @@
 //! a destroyed context is an error message naming the routine, never a read of freed
 //! memory; the default context cannot be destroyed.
 //!
-//! A context's operations go through the same Rust calls as the default context's:
-//! its quiet and fence complete and order *at least* its own operations, which
-//! OpenSHMEM allows. This module owns the handles and their validation; it must not
-//! move data.
+//! A created handle holds the Rust API's `Ctx` (made by `team_create_ctx`, ended by
+//! `ctx_destroy`); the default one stands for the handle's own calls. A context's
+//! quiet and fence are the Rust context's, which complete and order *at least* its own
+//! operations, as OpenSHMEM allows. This module owns the handles and their
+//! validation; it must not move data.
 
 use crate::state::{bad_arg, shmem, OrDie};
 use crate::team::{self, TeamHandle};
+use rust::{Ctx, CtxOptions};
 use std::ffi::c_long;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// The option bits a context may be created with: `SHMEM_CTX_SERIALIZED`,
-/// `SHMEM_CTX_PRIVATE`, `SHMEM_CTX_NOSTORE`.
-const KNOWN_OPTIONS: c_long = 0b111;
+use std::sync::{Mutex, MutexGuard};
 
 /// What a `shmem_ctx_t` points to.
 pub struct CtxHandle {
@@ -28,22 +27,23 @@ pub struct CtxHandle {
     live: AtomicBool,
     /// The team the context was made on (`SHMEM_TEAM_WORLD` for `shmem_ctx_create`).
     team: &'static TeamHandle,
-    /// The options it was made with.
-    options: c_long,
+    /// The Rust context: `None` for the default context (the handle's own calls) and
+    /// after `shmem_ctx_destroy` took it.
+    ctx: Mutex<Option<Ctx>>,
 }
 
 impl CtxHandle {
-    /// The options the context was made with (`SHMEM_CTX_*` bits).
+    /// The Rust context of a created context (`None` for the default one).
     #[allow(dead_code)] // for the context-taking routines of the other families
-    pub(crate) fn options(&self) -> c_long {
-        self.options
+    pub(crate) fn rust_ctx(&self) -> MutexGuard<'_, Option<Ctx>> {
+        self.ctx.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 static DEFAULT: CtxHandle = CtxHandle {
     live: AtomicBool::new(true),
     team: team::world_handle(),
-    options: 0,
+    ctx: Mutex::new(None),
 };
 
 /// A `shmem_ctx_t` exported to C.
@@ -75,20 +75,22 @@ pub(crate) unsafe fn check(routine: &str, ctx: *const CtxHandle) -> &'static Ctx
     handle
 }
 
-/// A new context on `team` with `options`, or why not.
+/// A new context on `team` with `options` (through the Rust API's `team_create_ctx`,
+/// which refuses unknown option bits and destroyed teams), or why not.
 fn create(
     routine: &str,
     team: &'static TeamHandle,
     options: c_long,
 ) -> Result<*const CtxHandle, ()> {
-    shmem(routine);
-    if options & !KNOWN_OPTIONS != 0 {
-        return Err(());
-    }
+    let shmem = shmem(routine);
+    let options = u64::try_from(options).map_err(|_| ())?;
+    let options = CtxOptions::from_bits(options).map_err(|_| ())?;
+    let rust_team = team.team.get().ok_or(())?;
+    let ctx = shmem.team_create_ctx(rust_team, options).map_err(|_| ())?;
     Ok(Box::into_raw(Box::new(CtxHandle {
         live: AtomicBool::new(true),
         team,
-        options,
+        ctx: Mutex::new(Some(ctx)),
     })))
 }
 
@@ -166,8 +168,12 @@ pub unsafe extern "C" fn shmem_ctx_destroy(ctx: *const CtxHandle) {
     if std::ptr::eq(handle, &DEFAULT) {
         bad_arg(ROUTINE, "ctx", "SHMEM_CTX_DEFAULT cannot be destroyed")
     }
-    shmem(ROUTINE).quiet().or_die(ROUTINE);
+    let shmem = shmem(ROUTINE);
+    // Marked dead first, so that no other thread starts a call on it meanwhile.
     handle.live.store(false, Ordering::Release);
+    if let Some(ctx) = handle.rust_ctx().take() {
+        shmem.ctx_destroy(ctx).or_die(ROUTINE);
+    }
 }
 
 /// The team `ctx` was made on (OpenSHMEM `shmem_ctx_get_team`): returns 0 and sets
@@ -206,8 +212,13 @@ pub unsafe extern "C" fn shmem_ctx_get_team(
 pub unsafe extern "C" fn shmem_ctx_quiet(ctx: *const CtxHandle) {
     const ROUTINE: &str = "shmem_ctx_quiet";
     // SAFETY: the caller's contract, passed on.
-    unsafe { check(ROUTINE, ctx) };
-    crate::state::shmem(ROUTINE).quiet().or_die(ROUTINE);
+    let handle = unsafe { check(ROUTINE, ctx) };
+    let shmem = crate::state::shmem(ROUTINE);
+    match handle.rust_ctx().as_ref() {
+        Some(ctx) => shmem.ctx_quiet(ctx),
+        None => shmem.quiet(),
+    }
+    .or_die(ROUTINE);
 }
 
 /// Orders the puts issued on `ctx` (OpenSHMEM `shmem_ctx_fence`; this orders all of
@@ -219,6 +230,11 @@ pub unsafe extern "C" fn shmem_ctx_quiet(ctx: *const CtxHandle) {
 pub unsafe extern "C" fn shmem_ctx_fence(ctx: *const CtxHandle) {
     const ROUTINE: &str = "shmem_ctx_fence";
     // SAFETY: the caller's contract, passed on.
-    unsafe { check(ROUTINE, ctx) };
-    crate::state::shmem(ROUTINE).fence().or_die(ROUTINE);
+    let handle = unsafe { check(ROUTINE, ctx) };
+    let shmem = crate::state::shmem(ROUTINE);
+    match handle.rust_ctx().as_ref() {
+        Some(ctx) => shmem.ctx_fence(ctx),
+        None => shmem.fence(),
+    }
+    .or_die(ROUTINE);
 }

@@ -26,7 +26,10 @@ pub(crate) fn init_once(routine: &str) {
         }
         return;
     }
-    let handle = rust::init().or_die(routine);
+    // Global and static variables are symmetric objects in OpenSHMEM: the library maps
+    // this program's data into the PE's segment (see `InitOptions::symmetric_data`).
+    let options = rust::InitOptions::new().symmetric_data(true);
+    let handle = rust::init_with(options).or_die(routine);
     addr::reserve_board_windows(&handle, routine);
     crate::team::install_predefined(&handle);
     state::install(handle);

@@ -32,3 +32,9 @@ fn cxx_overloads() {
     run_ok("coll_cxx.cpp", 4, &[]);
     run_ok("coll_cxx.cpp", 4, AM);
 }
+
+#[test]
+fn globals_and_statics_are_collective_and_lock_targets() {
+    run_ok("coll_statics.c", 4, &[]);
+    run_ok("coll_statics.c", 4, AM);
+}

@@ -57,6 +57,8 @@ pub(crate) enum ConnEvent {
     },
     /// The PE sent `Finalized`.
     Finalized { conn: u64 },
+    /// The PE sent `GlobalExit`.
+    GlobalExit { conn: u64, code: i32 },
     /// The connection ended (EOF) or broke (`error`).
     Closed { conn: u64, error: Option<String> },
 }
@@ -88,6 +90,9 @@ pub(crate) struct Bootstrap {
     exited_ok: Vec<bool>,
     /// PEs found to have exited 0 without finalizing, not yet acted on.
     pub(crate) left_early: Vec<u32>,
+    /// The first PE that asked to end the job with `global_exit`, and its code, not
+    /// yet acted on.
+    pub(crate) global_exit: Option<(u32, i32)>,
 }
 
 impl Bootstrap {
@@ -107,6 +112,7 @@ impl Bootstrap {
             finalized: vec![false; n_pes as usize],
             exited_ok: vec![false; n_pes as usize],
             left_early: Vec::new(),
+            global_exit: None,
         }
     }
 
@@ -266,6 +272,14 @@ impl Bootstrap {
                     self.finalized[pe as usize] = true;
                 }
             }
+            ConnEvent::GlobalExit { conn, code } => {
+                if let Some(pe) = self.conns.get(&conn).and_then(|c| c.pe) {
+                    tracing::debug!(pe, code, "PE called global_exit");
+                    // It makes no more calls: its exit, with any status, strands no one.
+                    self.finalized[pe as usize] = true;
+                    self.global_exit.get_or_insert((pe, code));
+                }
+            }
             ConnEvent::Closed { conn, error } => {
                 let pe = self.conns.get(&conn).and_then(|c| c.pe);
                 if let Some(pe) = pe {
@@ -390,7 +404,7 @@ async fn read_conn(
                 secret_ok,
             });
         }
-        ToLauncher::Allgather { .. } | ToLauncher::Finalized => {
+        ToLauncher::Allgather { .. } | ToLauncher::Finalized | ToLauncher::GlobalExit { .. } => {
             let _ = events.send(closed(Some("first frame was not Auth".into())));
             return;
         }
@@ -401,6 +415,7 @@ async fn read_conn(
                 ConnEvent::Allgather { conn, round, data }
             }
             Ok(Some(ToLauncher::Finalized)) => ConnEvent::Finalized { conn },
+            Ok(Some(ToLauncher::GlobalExit { code })) => ConnEvent::GlobalExit { conn, code },
             Ok(Some(ToLauncher::Auth { .. })) => closed(Some("Auth sent twice".into())),
             Ok(None) => closed(None),
             Err(e) => closed(Some(e.to_string())),

@@ -110,6 +110,16 @@ pub enum JobOutcome {
         /// Its process id.
         pid: u32,
     },
+    /// A PE called `global_exit(code)`: every PE was ended and the job's exit code is
+    /// `code` (0 included), whatever the others were doing.
+    GlobalExit {
+        /// Its rank.
+        pe: u32,
+        /// Its process id.
+        pid: u32,
+        /// The code it asked the job to exit with.
+        code: i32,
+    },
 }
 
 /// The result of [`run_job`].
@@ -141,6 +151,9 @@ impl JobReport {
             JobOutcome::PeLeftEarly { pe, pid } => format!(
                 "PE {pe} (pid {pid}) exited with code 0 without finalizing shmemplus while other PEs still ran"
             ),
+            JobOutcome::GlobalExit { pe, pid, code } => {
+                format!("PE {pe} (pid {pid}) ended the job with global_exit({code})")
+            }
             JobOutcome::TimedOut { after } => format!("job exceeded the timeout of {after:?}"),
             JobOutcome::Interrupted { signal } => format!(
                 "job interrupted by signal {signal} ({})",
@@ -150,7 +163,8 @@ impl JobReport {
     }
 
     /// The exit code a launcher should exit with: 0 on success, the failed PE's code
-    /// (or 128 + its signal), 124 on timeout, 128 + the signal when interrupted.
+    /// (or 128 + its signal), 124 on timeout, 128 + the signal when interrupted, the
+    /// code of a `global_exit`.
     pub fn exit_code(&self) -> i32 {
         match &self.outcome {
             JobOutcome::Success => 0,
@@ -162,6 +176,11 @@ impl JobReport {
             JobOutcome::TimedOut { .. } => EXIT_TIMEOUT,
             JobOutcome::Interrupted { signal } => 128 + signal,
             JobOutcome::PeLeftEarly { .. } => 1,
+            // The code asked for; one that wraps to 0 modulo 256 is not success.
+            JobOutcome::GlobalExit { code, .. } => match *code {
+                c if c != 0 && c & 0xff == 0 => 1,
+                c => c,
+            },
         }
     }
 
@@ -188,7 +207,9 @@ impl JobReport {
                 Some("every PE must call finalize (or drop its handle) before it exits")
             }
             JobOutcome::TimedOut { .. } => Some("raise --timeout if the job needs longer"),
-            JobOutcome::Success | JobOutcome::Interrupted { .. } => None,
+            JobOutcome::Success | JobOutcome::Interrupted { .. } | JobOutcome::GlobalExit { .. } => {
+                None
+            }
         }
     }
 }
@@ -310,6 +331,25 @@ mod tests {
         let r = report(JobOutcome::Success);
         assert_eq!(r.exit_code(), 0);
         assert_eq!(r.message(), "all 4 PEs exited successfully");
+        let r = report(JobOutcome::GlobalExit {
+            pe: 1,
+            pid: 7,
+            code: 7,
+        });
+        assert_eq!(r.exit_code(), 7);
+        assert_eq!(
+            r.message(),
+            "PE 1 (pid 7) ended the job with global_exit(7)"
+        );
+        assert_eq!(r.advice(), None);
+        for (code, exit) in [(0, 0), (256, 1), (-1, -1)] {
+            let r = report(JobOutcome::GlobalExit {
+                pe: 0,
+                pid: 1,
+                code,
+            });
+            assert_eq!(r.exit_code(), exit, "global_exit({code})");
+        }
         // A failure never maps to exit code 0 (or 256).
         let r = report(JobOutcome::PeFailed {
             pe: 0,

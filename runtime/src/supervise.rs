@@ -1,6 +1,7 @@
 //! Supervision: [`run_job`] and the loop that watches a running job. It starts the PEs,
 //! serves the bootstrap socket, and ends the job on the first PE that fails, a PE that
-//! leaves without finalizing, the timeout, or a signal to the launcher: SIGTERM to every
+//! leaves without finalizing, a PE's `global_exit`, the timeout, or a signal to the
+//! launcher: SIGTERM to every
 //! PE group, SIGKILL after [`TERM_GRACE`]. Then it cleans up, whatever the outcome.
 //!
 //! This module owns the order of events and the job's outcome. It must not print
@@ -185,6 +186,17 @@ async fn supervise(
                 }
                 Teardown::Running => {}
             },
+        }
+        // A PE asked to end the job (`global_exit`): every PE is ended, the job's
+        // exit code is the PE's.
+        if let Some((pe, code)) = bootstrap.global_exit.take() {
+            if end_job.is_none() {
+                end_job = Some(JobOutcome::GlobalExit {
+                    pe,
+                    pid: pes.pids[pe as usize],
+                    code,
+                });
+            }
         }
         // A PE that left without finalizing strands the others, unless none is left.
         if let Some(pe) = bootstrap.left_early.pop() {

@@ -193,3 +193,36 @@ fn a_killed_pe_ends_the_job_promptly_naming_it_and_leaks_nothing() {
     }
     assert_eq!(job_leftovers(&job), Vec::<String>::new());
 }
+
+/// `global_exit(code)` on PE 1 while the others wait in a barrier it never enters: the
+/// job ends promptly with exactly that code (0 too) and no line from shmemrun, the
+/// caller's unflushed output arrives, and nothing is left behind.
+#[test]
+fn global_exit_ends_every_pe_with_its_code_and_leaks_nothing() {
+    for code in ["7", "0"] {
+        let start = Instant::now();
+        let out = shmemrun(&["-n", "3", FAULT_PE, "global-exit", "1", code]);
+        // Start-up included; a job left to hang would end at the 25 s timeout.
+        let took = start.elapsed();
+        assert_eq!(out.status.code(), Some(code.parse().unwrap()), "{out:?}");
+        assert!(
+            took < Duration::from_secs(10),
+            "the job took {took:?} to end"
+        );
+        assert_eq!(shmemrun_lines(&out), Vec::<String>::new(), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(&format!("global exit {code}")), "{stdout}");
+        // Every PE printed `ready <pid> <job id>` after its first barrier.
+        let ready: Vec<Vec<&str>> = stdout
+            .lines()
+            .filter_map(|l| l.split("ready ").nth(1))
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(ready.len(), 3, "{stdout}");
+        for words in &ready {
+            let pid: u32 = words[0].parse().unwrap();
+            assert!(!alive(pid), "PE process {pid} survived the job");
+        }
+        assert_eq!(job_leftovers(ready[0][1]), Vec::<String>::new());
+    }
+}

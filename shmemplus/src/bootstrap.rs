@@ -10,6 +10,7 @@ use crate::launch::{self, ToLauncher, ToPe};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 use std::os::unix::net::UnixStream;
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// How long a PE waits for the launcher to answer one bootstrap step.
@@ -100,6 +101,44 @@ impl LaunchEnv {
     }
 }
 
+/// A second descriptor of this PE's connection to the launcher, for `global_exit`,
+/// which must not wait for the lock that guards the connection (another thread may
+/// hold it in a collective). Set when the connection is welcomed, cleared at
+/// finalize; one process is one PE, so a process-wide value is this PE's.
+static EXIT_LINE: Mutex<Option<UnixStream>> = Mutex::new(None);
+
+/// How long `send_global_exit` waits for the launcher to end this PE.
+const GLOBAL_EXIT_WAIT: Duration = Duration::from_secs(10);
+
+fn exit_line() -> std::sync::MutexGuard<'static, Option<UnixStream>> {
+    EXIT_LINE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Asks the launcher to end the job with `code` ([`ToLauncher::GlobalExit`]) and waits
+/// until it closes the connection, at most [`GLOBAL_EXIT_WAIT`] (it usually ends this
+/// process first). Returns whether the request was sent: false without a launcher,
+/// after finalize, or when the launcher is gone.
+pub(crate) fn send_global_exit(code: i32) -> bool {
+    let Some(mut line) = exit_line().take() else {
+        return false;
+    };
+    if launch::write_frame(&mut line, &ToLauncher::GlobalExit { code }).is_err() {
+        return false;
+    }
+    // Only the end of the stream (or the timeout) matters: the launcher sends nothing
+    // more on this connection after the welcome and the allgathers it answered.
+    let _ = line.set_read_timeout(Some(GLOBAL_EXIT_WAIT));
+    let mut sink = [0u8; 64];
+    let until = std::time::Instant::now() + GLOBAL_EXIT_WAIT;
+    while std::time::Instant::now() < until {
+        match std::io::Read::read(&mut line, &mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    true
+}
+
 /// An authenticated connection to the launcher.
 pub struct BootstrapConn {
     stream: UnixStream,
@@ -139,11 +178,18 @@ impl BootstrapConn {
         )
         .map_err(|e| fail("sending credentials", e))?;
         match launch::read_frame::<_, ToPe>(&mut stream).map_err(|e| fail("awaiting welcome", e))? {
-            ToPe::Welcome { n_pes } if n_pes == env.topology.n_pes => Ok(BootstrapConn {
-                stream,
-                round: 0,
-                n_pes,
-            }),
+            ToPe::Welcome { n_pes } if n_pes == env.topology.n_pes => {
+                *exit_line() = Some(
+                    stream
+                        .try_clone()
+                        .map_err(|e| fail("duplicating the connection", e))?,
+                );
+                Ok(BootstrapConn {
+                    stream,
+                    round: 0,
+                    n_pes,
+                })
+            }
             ToPe::Welcome { n_pes } => Err(Error::Bootstrap(format!(
                 "launcher runs {n_pes} PEs but SHMEMPLUS_N_PES says {}",
                 env.topology.n_pes
@@ -186,6 +232,8 @@ impl BootstrapConn {
     /// Tells the launcher that this PE has finalized (best effort: the launcher may
     /// already be gone when the job is being torn down).
     pub fn finalized(&mut self) {
+        // Closes `global_exit`'s descriptor, so the connection ends with this one.
+        exit_line().take();
         if let Err(e) = launch::write_frame(&mut self.stream, &ToLauncher::Finalized) {
             tracing::debug!("could not tell the launcher about finalize: {e}");
         }
@@ -203,6 +251,8 @@ pub struct PeHello {
     pub heap_bytes: u64,
     /// Bytes per AM ring.
     pub ring_bytes: u64,
+    /// Bytes of the program's data made symmetric (0 without `init_with`'s option).
+    pub static_bytes: u64,
     /// Conduit name.
     pub conduit: String,
     /// Library version.
@@ -211,8 +261,8 @@ pub struct PeHello {
     pub profile: String,
 }
 
-/// Checks that every PE can join the same job: same heap size, ring size, conduit and
-/// library version, and every segment created. The error names the first PE that
+/// Checks that every PE can join the same job: same heap size, symmetric data size,
+/// ring size, conduit and library version, and every segment created. The error names the first PE that
 /// differs and is the same on every PE.
 pub fn check_hellos(hellos: &[PeHello]) -> Result<(), Error> {
     let first = &hellos[0];
@@ -229,6 +279,13 @@ pub fn check_hellos(hellos: &[PeHello]) -> Result<(), Error> {
         };
         if h.heap_bytes != first.heap_bytes {
             return differs("SHMEM_SYMMETRIC_SIZE", &first.heap_bytes, &h.heap_bytes);
+        }
+        if h.static_bytes != first.static_bytes {
+            return Err(Error::Bootstrap(format!(
+                "PE {pe} has {} bytes of symmetric data (.data and .bss) but PE 0 has {}; \
+                 every PE must run the same program and ask for symmetric data alike",
+                h.static_bytes, first.static_bytes
+            )));
         }
         if h.ring_bytes != first.ring_bytes {
             return differs("SHMEMPLUS_AM_RING", &first.ring_bytes, &h.ring_bytes);
@@ -301,6 +358,7 @@ mod tests {
             segment: Ok("s".into()),
             heap_bytes: heap,
             ring_bytes: 4096,
+            static_bytes: 8192,
             conduit: "shm".into(),
             version: "1".into(),
             profile: "native".into(),
@@ -311,6 +369,15 @@ mod tests {
             .to_string();
         assert!(
             e.contains("PE 2") && e.contains("SHMEM_SYMMETRIC_SIZE"),
+            "{e}"
+        );
+        let mut other_program = h(10);
+        other_program.static_bytes = 4096;
+        let e = check_hellos(&[h(10), other_program])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("PE 1") && e.contains("symmetric data") && e.contains("4096"),
             "{e}"
         );
         let mut bad = h(10);

@@ -146,6 +146,11 @@ pub enum Error {
         max: usize,
     },
 
+    /// A communication context that was destroyed, belongs to another `init`, or may
+    /// not be used for the call (the default context cannot be destroyed).
+    #[error("invalid context: {0}")]
+    InvalidContext(String),
+
     /// The element type does not support the reduction (a bitwise one on floats).
     #[error("reduction {op} is not defined on {ty}")]
     UnsupportedReduction {

@@ -28,7 +28,9 @@
 //! [`ToLauncher::Allgather`] with round `r` and its bytes; when every PE has sent round
 //! `r` the launcher sends each PE [`ToPe::Allgathered`] with the bytes of all PEs in
 //! rank order. The launcher knows nothing of what the bytes mean. At `finalize` the PE
-//! sends [`ToLauncher::Finalized`] and closes the connection.
+//! sends [`ToLauncher::Finalized`] and closes the connection. A PE that calls
+//! `global_exit` sends [`ToLauncher::GlobalExit`] instead, and the launcher ends the job
+//! with its code.
 
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
@@ -84,6 +86,13 @@ pub enum ToLauncher {
     /// without sending this while other PEs still run ends the job (the others would
     /// wait for it forever).
     Finalized,
+    /// The PE called `global_exit(code)`: the launcher ends every PE of the job and
+    /// exits with `code`. The PE then waits (bounded) for the launcher to end it, or
+    /// for the connection to close, and exits with `code` itself.
+    GlobalExit {
+        /// The exit code the job ends with.
+        code: i32,
+    },
 }
 
 /// A message from the launcher to a PE.

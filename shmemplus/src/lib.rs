@@ -38,6 +38,7 @@ pub mod launch;
 mod reduce;
 mod segment;
 mod shmem;
+mod statics;
 mod sync;
 mod team;
 mod topology;
@@ -51,11 +52,31 @@ pub use error::{Error, Result};
 pub use fpga_mock;
 pub use netsim;
 pub use reduce::{ReduceOp, Reducible};
-pub use shmem::{init, Place, Shmem, SymVec, TuneSource};
+pub use shmem::{
+    init, init_thread, init_with, Ctx, CtxOptions, InitOptions, MallocHints, Place, PlaceSpace,
+    Shmem, SymVec, ThreadLevel, TuneSource,
+};
 /// The multilevel communication model: the `shmemplus-model` crate, a leaf over `netsim`.
 pub use shmemplus_model as model;
 pub use team::Team;
 pub use topology::Topology;
+
+/// The OpenSHMEM specification this library implements, as (major, minor)
+/// (`SHMEM_MAJOR_VERSION`, `SHMEM_MINOR_VERSION`).
+///
+/// ```
+/// assert_eq!(shmemplus::SPEC_VERSION, (1, 5));
+/// ```
+pub const SPEC_VERSION: (u32, u32) = (1, 5);
+
+/// The vendor string (`SHMEM_VENDOR_STRING`, `shmem_info_get_name`): the library's
+/// name and version; shorter than OpenSHMEM's `SHMEM_MAX_NAME_LEN` (256 bytes).
+///
+/// ```
+/// assert!(shmemplus::VENDOR_NAME.starts_with("shmemplus "));
+/// assert!(shmemplus::VENDOR_NAME.len() < 256);
+/// ```
+pub const VENDOR_NAME: &str = concat!("shmemplus ", env!("CARGO_PKG_VERSION"));
 
 /// The README's code examples, compiled and run as doc tests so that they stay true.
 #[cfg(doctest)]

@@ -1,10 +1,12 @@
 //! Shared-memory segments: one per PE, holding that PE's control block (signals,
-//! barrier flags, collective records), its inbound active-message rings and its CPU
-//! symmetric heap. Owns creating, naming, mapping and unlinking segments and the
-//! layout inside them. It must not implement synchronisation protocols or allocation:
-//! `sync`, `am` and `heap` give meaning to the bytes laid out here.
+//! barrier flags, collective records), its inbound active-message rings, its CPU
+//! symmetric heap and its static area (the program's data, see `statics`). Owns
+//! creating, naming, mapping and unlinking segments and the layout inside them. It
+//! must not implement synchronisation protocols or allocation: `sync`, `am` and `heap`
+//! give meaning to the bytes laid out here, and `statics` maps the static area over
+//! the program's data.
 //!
-//! Length: about 520 lines of code and 120 of unit tests; the layout and the code that
+//! Length: about 600 lines of code and 165 of unit tests; the layout and the code that
 //! maps it are one concern and stay together.
 //!
 //! Layout of the segment of a job of `n` PEs (offsets page-aligned where noted):
@@ -15,21 +17,28 @@
 //!          timelines), page-aligned
 //! ...      2n rings: request ring from PE s at index s, reply ring from s at n + s
 //! ...      CPU symmetric heap (page-aligned), heap_bytes long
+//! ...      static area (page-aligned, right after the heap rounded up to a page),
+//!          static_bytes long (0 unless `init_with` asked for symmetric data)
 //! ```
+//!
+//! The CPU offsets of a PE are one range: `[0, heap_bytes)` is the heap and
+//! `[static_offset, static_offset + static_bytes)` the static area, where
+//! `static_offset` is `heap_bytes` rounded up to a page (equal to it for the usual
+//! page-multiple heap sizes). `Layout::cpu_bytes` is where that range ends.
 //!
 //! All-zero bytes are the valid initial state of every control structure, which is
 //! what a fresh shared-memory object holds.
 
 use crate::error::Error;
 use std::ffi::CString;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
 /// Magic number at the start of every segment ("SHMEM+\0\1").
 const MAGIC: u64 = 0x5348_4d45_4d2b_0001;
 /// Version of the layout below; bumped on any change.
-const LAYOUT_VERSION: u32 = 5;
+const LAYOUT_VERSION: u32 = 6;
 const PAGE: usize = 4096;
 /// Barrier rounds supported: a dissemination barrier over g node groups takes
 /// ceil(log2 g) rounds, so 16 rounds cover 65536 nodes.
@@ -154,6 +163,7 @@ struct SegmentHeader {
     _pad: u32,
     heap_bytes: u64,
     ring_bytes: u64,
+    static_bytes: u64,
 }
 
 /// Where each part sits inside a segment of a given job shape.
@@ -165,6 +175,8 @@ pub struct Layout {
     pub ring_bytes: usize,
     /// Bytes of symmetric heap.
     pub heap_bytes: usize,
+    /// Bytes of static area (a page multiple; 0 without symmetric data).
+    pub static_bytes: usize,
     control_offset: usize,
     rings_offset: usize,
     ring_stride: usize,
@@ -187,11 +199,39 @@ impl Layout {
         self.total
     }
 
-    /// Computes the layout for `n_pes` PEs, rings of `ring_bytes` and a heap of
-    /// `heap_bytes`. Every size is checked: a shape whose segment does not fit in the
-    /// address arithmetic is [`Error::BadConfig`] naming the variable that sets the
-    /// size (`SHMEMPLUS_AM_RING` for the rings, `SHMEM_SYMMETRIC_SIZE` for the heap).
-    pub fn new(n_pes: usize, ring_bytes: usize, heap_bytes: usize) -> Result<Layout, Error> {
+    /// The CPU offset of the static area: the heap's bytes rounded up to a page.
+    pub fn static_offset(&self) -> usize {
+        // Layout::new checked that the heap and static area fit: no overflow.
+        self.total - self.heap_offset - self.static_bytes
+    }
+
+    /// One past the last CPU offset a PE has: the end of the static area, or of the
+    /// heap when there is none.
+    pub fn cpu_bytes(&self) -> usize {
+        if self.static_bytes == 0 {
+            self.heap_bytes
+        } else {
+            self.total - self.heap_offset
+        }
+    }
+
+    /// Computes the layout for `n_pes` PEs, rings of `ring_bytes`, a heap of
+    /// `heap_bytes` and a static area of `static_bytes` (a page multiple). Every size
+    /// is checked: a shape whose segment does not fit in the address arithmetic is
+    /// [`Error::BadConfig`] naming the variable that sets the size
+    /// (`SHMEMPLUS_AM_RING` for the rings, `SHMEM_SYMMETRIC_SIZE` for the heap and the
+    /// program's data after it).
+    pub fn new(
+        n_pes: usize,
+        ring_bytes: usize,
+        heap_bytes: usize,
+        static_bytes: usize,
+    ) -> Result<Layout, Error> {
+        if static_bytes % PAGE != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "a static area of {static_bytes} bytes is not a multiple of {PAGE}"
+            )));
+        }
         let too_large = |var: &'static str, why: String| {
             Error::BadConfig {
             var,
@@ -227,18 +267,20 @@ impl Layout {
                 )
             })?;
         let total = round_up(heap_bytes, PAGE)
+            .and_then(|h| h.checked_add(static_bytes))
             .and_then(|h| heap_offset.checked_add(h))
             .filter(|&t| t <= MAX_SEGMENT)
             .ok_or_else(|| {
                 too_large(
                     "SHMEM_SYMMETRIC_SIZE",
-                    format!("a heap of {heap_bytes} bytes and {heap_offset} bytes of control block and rings"),
+                    format!("a heap of {heap_bytes} bytes, {static_bytes} bytes of program data and {heap_offset} bytes of control block and rings"),
                 )
             })?;
         Ok(Layout {
             n_pes,
             ring_bytes,
             heap_bytes,
+            static_bytes,
             control_offset,
             rings_offset,
             ring_stride,
@@ -255,6 +297,9 @@ pub struct Segment {
     /// The POSIX shm name while it exists (owner side, until unlinked).
     name: Option<String>,
     owner: bool,
+    /// The shared-memory object (own segment only), to map its static area over the
+    /// program's data.
+    fd: Option<OwnedFd>,
 }
 
 // SAFETY: a Segment is a mapping of shared memory. All access to it goes through raw
@@ -318,6 +363,7 @@ impl Segment {
             layout,
             name: Some(name.to_string()),
             owner: true,
+            fd: None,
         };
         // From here on `seg` unlinks the name if anything fails (Drop).
         let grow = rustix::fs::ftruncate(&fd, layout.total as u64);
@@ -332,18 +378,34 @@ impl Segment {
             ));
         }
         seg.base = map_shared(Some(fd.as_fd()), layout.total)?;
+        seg.fd = Some(fd);
         seg.write_header(pe);
         Ok(seg)
     }
 
-    /// Creates an anonymous segment (a one-PE job started without a launcher).
+    /// Creates an anonymous segment (a one-PE job started without a launcher): a
+    /// memory file with no name in `/dev/shm`, so that its static area can be mapped
+    /// over the program's data like a named segment's.
     pub fn anonymous(pe: u32, layout: Layout) -> Result<Segment, Error> {
-        let base = map_shared(None, layout.total)?;
+        use rustix::fs::MemfdFlags;
+        let fd = rustix::fs::memfd_create(c"shmemplus-solo", MemfdFlags::CLOEXEC)
+            .map_err(|e| Error::os("creating the one-PE job's segment (memfd_create)", e))?;
+        rustix::fs::ftruncate(&fd, layout.total as u64).map_err(|e| {
+            Error::os(
+                format!(
+                    "sizing the one-PE job's segment to {} bytes (lower SHMEM_SYMMETRIC_SIZE)",
+                    layout.total
+                ),
+                e,
+            )
+        })?;
+        let base = map_shared(Some(fd.as_fd()), layout.total)?;
         let seg = Segment {
             base,
             layout,
             name: None,
             owner: true,
+            fd: Some(fd),
         };
         seg.write_header(pe);
         Ok(seg)
@@ -371,6 +433,7 @@ impl Segment {
             layout,
             name: None,
             owner: false,
+            fd: None,
         };
         // SAFETY: the mapping is at least a page long and page-aligned, and the header
         // is plain integers written once by the owner before it published the name.
@@ -395,6 +458,7 @@ impl Segment {
                 _pad: 0,
                 heap_bytes: self.layout.heap_bytes as u64,
                 ring_bytes: self.layout.ring_bytes as u64,
+                static_bytes: self.layout.static_bytes as u64,
             })
         }
     }
@@ -448,6 +512,22 @@ impl Segment {
     pub fn heap_bytes(&self) -> usize {
         self.layout.heap_bytes
     }
+
+    /// One past the last CPU offset: `heap_base().add(offset)` is this segment's
+    /// memory for every `offset` below it (heap, page rounding and static area).
+    pub fn cpu_bytes(&self) -> usize {
+        self.layout.cpu_bytes()
+    }
+
+    /// The static area of this PE's own segment: its first byte in this mapping, the
+    /// shared-memory object and the area's offset in it (to map it a second time),
+    /// or `None` for a peer's segment.
+    pub fn static_area(&self) -> Option<(*mut u8, BorrowedFd<'_>, u64)> {
+        let fd = self.fd.as_ref()?.as_fd();
+        let at = self.layout.heap_offset + self.layout.static_offset();
+        // SAFETY: heap_offset + static_offset <= total (Layout::new), inside the mapping.
+        Some((unsafe { self.base.as_ptr().add(at) }, fd, at as u64))
+    }
 }
 
 impl Drop for Segment {
@@ -458,7 +538,9 @@ impl Drop for Segment {
         if self.base != NonNull::dangling() {
             // SAFETY: base/total describe the mapping made in `map_shared`; after this
             // no pointer derived from it is used (the Segment is being dropped and the
-            // library drops all users of a segment before it).
+            // library drops all users of a segment before it). The second mapping of
+            // the static area, over the program's data, is a separate mapping and
+            // stays: the program keeps using its globals after finalize.
             let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.layout.total) };
         }
     }
@@ -470,6 +552,9 @@ pub struct JobSegments {
     pub me: usize,
     /// Segment of PE `p` at index `p` (this PE's own included).
     pub segs: Vec<Segment>,
+    /// The program's data now backed by this PE's static area, if `init_with` asked
+    /// for symmetric data.
+    pub statics: Option<crate::statics::StaticRegion>,
 }
 
 impl JobSegments {
@@ -525,11 +610,54 @@ mod tests {
 
     #[test]
     fn layout_is_page_aligned_and_ordered() {
-        let l = Layout::new(4, 64 << 10, 1 << 20).unwrap();
+        let l = Layout::new(4, 64 << 10, 1 << 20, 0).unwrap();
         assert_eq!(l.rings_offset % PAGE, 0);
         assert_eq!(l.heap_offset % PAGE, 0);
         assert!(l.heap_offset >= l.rings_offset + 8 * l.ring_stride);
         assert_eq!(l.total, l.heap_offset + (1 << 20));
+    }
+
+    #[test]
+    fn static_area_follows_the_heap_at_a_page() {
+        let page_heap = Layout::new(2, 4096, 1 << 20, 3 * PAGE).unwrap();
+        assert_eq!(page_heap.static_offset(), 1 << 20);
+        assert_eq!(page_heap.cpu_bytes(), (1 << 20) + 3 * PAGE);
+        assert_eq!(
+            page_heap.total_bytes(),
+            page_heap.heap_offset + (1 << 20) + 3 * PAGE
+        );
+        // A heap that is not a page multiple: the area starts at the next page.
+        let odd = Layout::new(2, 4096, 5000, PAGE).unwrap();
+        assert_eq!(odd.static_offset(), 2 * PAGE);
+        assert_eq!(odd.cpu_bytes(), 3 * PAGE);
+        assert_eq!((odd.heap_offset + odd.static_offset()) % PAGE, 0);
+        // Without one, CPU offsets end with the heap, exactly.
+        let none = Layout::new(2, 4096, 5000, 0).unwrap();
+        assert_eq!(none.cpu_bytes(), 5000);
+        assert_eq!(none.total_bytes(), none.heap_offset + 2 * PAGE);
+        assert!(Layout::new(2, 4096, 4096, PAGE + 1).is_err());
+        // The static area counts toward the segment's size limit.
+        let offset = Layout::new(2, 4096, 4096, 0).unwrap().heap_offset;
+        let room = (MAX_SEGMENT - offset) / PAGE * PAGE;
+        assert!(Layout::new(2, 4096, room - PAGE, PAGE).is_ok());
+        assert!(Layout::new(2, 4096, room - PAGE, 2 * PAGE).is_err());
+    }
+
+    #[test]
+    fn anonymous_segment_is_a_memory_file_with_a_static_area() {
+        let layout = Layout::new(1, 4096, 8192, 2 * PAGE).unwrap();
+        let seg = Segment::anonymous(0, layout).unwrap();
+        let (area, fd, at) = seg.static_area().expect("own segment has an area");
+        assert_eq!(at as usize % PAGE, 0);
+        // SAFETY: test-only; the area lies inside the mapping (2 pages) and is unused.
+        unsafe { area.add(PAGE + 8).write(9) };
+        // The area is where CPU offset static_offset() + PAGE + 8 is.
+        // SAFETY: as above.
+        assert_eq!(unsafe { seg.heap_base().add(8192 + PAGE + 8).read() }, 9);
+        // And it is the memory file's bytes at the area's offset.
+        let mut byte = [0u8];
+        rustix::io::pread(fd, &mut byte, at + PAGE as u64 + 8).unwrap();
+        assert_eq!(byte[0], 9);
     }
 
     #[test]
@@ -549,26 +677,26 @@ mod tests {
             isize::MAX as usize,
             isize::MAX as usize - 4095,
         ] {
-            let e = Layout::new(2, 256 << 10, heap).unwrap_err();
+            let e = Layout::new(2, 256 << 10, heap, 0).unwrap_err();
             assert_eq!(var_of(e), "SHMEM_SYMMETRIC_SIZE", "heap {heap}");
         }
-        let e = Layout::new(2, usize::MAX - 100, 4096).unwrap_err();
+        let e = Layout::new(2, usize::MAX - 100, 4096, 0).unwrap_err();
         assert_eq!(var_of(e), "SHMEMPLUS_AM_RING");
-        let e = Layout::new(usize::MAX / 4, 64 << 20, 4096).unwrap_err();
+        let e = Layout::new(usize::MAX / 4, 64 << 20, 4096, 0).unwrap_err();
         assert_eq!(var_of(e), "SHMEMPLUS_AM_RING");
         // The largest heap that fits is accepted with an exact total; a byte more is not.
-        let offset = Layout::new(2, 4096, 4096).unwrap().heap_offset;
+        let offset = Layout::new(2, 4096, 4096, 0).unwrap().heap_offset;
         let largest = (MAX_SEGMENT - offset) / PAGE * PAGE;
-        let l = Layout::new(2, 4096, largest).unwrap();
+        let l = Layout::new(2, 4096, largest, 0).unwrap();
         assert_eq!(l.total_bytes(), offset + largest);
         assert!(l.total_bytes() <= MAX_SEGMENT);
-        assert!(Layout::new(2, 4096, largest + 1).is_err());
+        assert!(Layout::new(2, 4096, largest + 1, 0).is_err());
     }
 
     #[test]
     fn named_segment_is_shared_and_unlinked() {
         let name = format!("shmemplus-unittest-{}", std::process::id());
-        let layout = Layout::new(2, 4096, 8192).unwrap();
+        let layout = Layout::new(2, 4096, 8192, 0).unwrap();
         let mut a = Segment::create(&name, 1, layout).unwrap();
         assert!(std::path::Path::new(&format!("/dev/shm/{name}")).exists());
         let b = Segment::open(&name, 1, layout).unwrap();
@@ -592,14 +720,14 @@ mod tests {
     #[test]
     fn existing_name_is_refused() {
         let name = format!("shmemplus-unittest-dup-{}", std::process::id());
-        let layout = Layout::new(1, 4096, 4096).unwrap();
+        let layout = Layout::new(1, 4096, 4096, 0).unwrap();
         let _a = Segment::create(&name, 0, layout).unwrap();
         assert!(Segment::create(&name, 0, layout).is_err());
     }
 
     #[test]
     fn pre_created_name_is_an_error_and_left_alone() {
-        let layout = Layout::new(1, 4096, 4096).unwrap();
+        let layout = Layout::new(1, 4096, 4096, 0).unwrap();
         // Someone else made the name first: a file with their bytes.
         let name = format!("shmemplus-unittest-bait-{}", std::process::id());
         let path = format!("/dev/shm/{name}");

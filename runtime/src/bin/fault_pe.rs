@@ -10,6 +10,8 @@
 //!   in a barrier until the launcher ends them.
 //! - `barrier-loop`: every PE runs barriers until something ends it (for a test that
 //!   kills one PE from outside); it gives up after 60 s, so it never runs forever.
+//! - `global-exit P CODE`: PE `P` prints `global exit CODE` and calls
+//!   `global_exit(CODE)`; the others wait in a barrier it never enters.
 //!
 //! Exits 2 on a bad command line, 1 when `init` or a barrier fails.
 
@@ -19,22 +21,26 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mode = args.first().map(String::as_str).unwrap_or("");
     let target = args.get(1).and_then(|p| p.parse::<u32>().ok());
+    let code = args.get(2).and_then(|c| c.parse::<i32>().ok());
     let known = match mode {
         "hello" | "barrier-loop" => true,
         "panic" => target.is_some(),
+        "global-exit" => target.is_some() && code.is_some(),
         _ => false,
     };
     if !known {
-        eprintln!("usage: shmemplus-fault-pe hello | panic PE | barrier-loop");
+        eprintln!(
+            "usage: shmemplus-fault-pe hello | panic PE | barrier-loop | global-exit PE CODE"
+        );
         std::process::exit(2);
     }
-    if let Err(e) = run(mode, target) {
+    if let Err(e) = run(mode, target, code.unwrap_or(0)) {
         eprintln!("fault-pe: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(mode: &str, target: Option<u32>) -> shmemplus::Result<()> {
+fn run(mode: &str, target: Option<u32>, code: i32) -> shmemplus::Result<()> {
     let shmem = shmemplus::init()?;
     let me = shmem.my_pe();
     shmem.barrier_all()?;
@@ -44,6 +50,17 @@ fn run(mode: &str, target: Option<u32>) -> shmemplus::Result<()> {
         "panic" => {
             if Some(me) == target {
                 panic!("fault-pe: PE {me} panics on purpose");
+            }
+            shmem.barrier_all()?;
+        }
+        "global-exit" => {
+            // Every PE's `ready` line is out before anyone ends the job.
+            shmem.barrier_all()?;
+            if Some(me) == target {
+                // Unflushed on purpose (no newline flush by a later call): global_exit
+                // must flush it.
+                print!("global exit {code}");
+                shmem.global_exit(code);
             }
             shmem.barrier_all()?;
         }

@@ -170,8 +170,11 @@ fn run(cli: Cli) -> Result<i32, Fault> {
     spec.handle_signals = true;
 
     let report = run_job(&spec).map_err(|e| fault(e.exit_code(), e.to_string()))?;
-    if report.outcome == JobOutcome::Success {
-        return Ok(0);
+    match report.outcome {
+        JobOutcome::Success => return Ok(0),
+        // The program chose the code (shmem_global_exit): nothing to report.
+        JobOutcome::GlobalExit { .. } => return Ok(report.exit_code()),
+        _ => {}
     }
     let mut line = format!("{}; ending the job", report.message());
     if let Some(advice) = report.advice() {

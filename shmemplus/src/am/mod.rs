@@ -553,13 +553,15 @@ impl AmEngine {
         (0..n).any(|i| !Ring::of(&self.segs, me, n + i).is_empty())
     }
 
-    /// The heap range `[offset, offset + len)` of this PE, if it is in bounds.
+    /// The CPU range `[offset, offset + len)` of this PE (its heap, or its static area
+    /// after it), if it is in bounds.
     pub(crate) fn heap_range(&self, offset: u64, len: usize) -> Result<*mut u8, String> {
         let seg = self.segs.mine();
-        let heap = seg.heap_bytes() as u64;
+        let heap = seg.cpu_bytes() as u64;
         match offset.checked_add(len as u64) {
             Some(end) if end <= heap => {
-                // SAFETY: offset + len <= heap size, so the pointer stays in the heap.
+                // SAFETY: offset + len <= cpu_bytes, so the pointer stays in the
+                // segment's heap or static area (`Segment::cpu_bytes`).
                 Ok(unsafe { seg.heap_base().add(offset as usize) })
             }
             _ => Err(format!(

@@ -18,6 +18,8 @@ pub(super) const COLL_ALLOC: u64 = 1;
 pub(super) const COLL_FREE: u64 = 2;
 /// The size word of an allocation whose byte size overflows.
 pub(super) const OVERFLOWING_SIZE: u64 = u64::MAX;
+/// The plan word of an allocation refused for its arguments (`alloc_as`).
+pub(super) const REFUSED_PLAN: u64 = u64::MAX - 3;
 
 impl Shmem {
     pub(super) fn coll(&self) -> MutexGuard<'_, Collectives> {
@@ -49,6 +51,20 @@ impl Shmem {
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
     pub fn alloc<T: Pod>(&self, len: usize, place: Place) -> Result<SymVec<T>> {
+        self.alloc_as(len, align_of::<T>(), place, Ok(()))
+    }
+
+    /// `alloc` with alignment `align` (at least `T`'s). `refused` is an argument error
+    /// this PE found before the collective (see `alloc_variants`): it still takes part in
+    /// the symmetry check, publishing a plan no heap makes, and returns the error
+    /// after it, so every PE returns an error and none waits.
+    pub(super) fn alloc_as<T: Pod>(
+        &self,
+        len: usize,
+        align: usize,
+        place: Place,
+        refused: Result<()>,
+    ) -> Result<SymVec<T>> {
         let inner = self.live()?;
         // A size that overflows is not returned yet: this PE must still take part in
         // the symmetry check, or the PEs that did not overflow would wait for it
@@ -56,16 +72,16 @@ impl Shmem {
         // the element count beside it), so PEs that all overflow alike pass the check
         // and all return SizeOverflow below, and PEs that differ all get NonSymmetric.
         let bytes = Error::bytes_of(len, size_of::<T>());
-        let align = align_of::<T>();
         let mut coll = self.coll();
         let slot = self.heap_slot(place);
-        let planned = match (&slot, &bytes) {
-            (Ok(i), Ok(bytes)) => match coll.heaps[*i].alloc.plan(*bytes, align) {
+        let planned = match (&slot, &bytes, &refused) {
+            (_, _, Err(_)) => REFUSED_PLAN,
+            (Ok(i), Ok(bytes), Ok(())) => match coll.heaps[*i].alloc.plan(*bytes, align) {
                 Ok(off) => off as u64,
                 Err(_) => u64::MAX,
             },
-            (Err(_), _) => u64::MAX - 1,
-            (Ok(_), Err(_)) => u64::MAX - 2,
+            (Err(_), _, _) => u64::MAX - 1,
+            (Ok(_), Err(_), _) => u64::MAX - 2,
         };
         let (size_word, len_word) = match &bytes {
             Ok(b) => (*b as u64, 0),
@@ -82,6 +98,7 @@ impl Shmem {
                 len_word,
             ],
         )?;
+        refused?;
         let bytes = bytes?;
         let slot = slot?;
         let heap = &mut coll.heaps[slot];
@@ -233,6 +250,12 @@ pub(super) fn describe(words: &[u64]) -> String {
         COLL_ALLOC if words[1] == OVERFLOWING_SIZE => format!(
             "allocates {} elements, whose size overflows, on {}",
             words[5],
+            Place::wire_name(words[3])
+        ),
+        COLL_ALLOC if words[4] == REFUSED_PLAN => format!(
+            "allocates {} bytes (alignment {}) on {}, refused for its arguments",
+            words[1],
+            words[2],
             Place::wire_name(words[3])
         ),
         COLL_ALLOC => format!(

@@ -1,9 +1,11 @@
-//! `init`: reads the configuration, maps every PE's symmetric heap through the
-//! launcher's bootstrap, builds the handle's state and starts the progress thread,
-//! then prints the start-up report (`SHMEM_INFO`, `SHMEM_VERSION`) and self-tunes.
+//! `init` and `init_with`: reads the configuration, maps every PE's symmetric heap
+//! through the launcher's bootstrap (and, when asked, the program's data onto this
+//! PE's static area), builds the handle's state and starts the progress thread, then
+//! prints the start-up report (`SHMEM_INFO`, `SHMEM_VERSION`) and self-tunes.
 //!
-//! This module owns start-up. It must not implement the bootstrap protocol
-//! (`bootstrap`), the segments (`segment`) or shutdown (`lifecycle`).
+//! This module owns start-up and its order. It must not implement the bootstrap
+//! protocol (`bootstrap`), the segments (`segment`), finding or remapping the
+//! program's data (`statics`) or shutdown (`lifecycle`).
 
 #[cfg(debug_assertions)]
 use super::lifecycle::test_panic_progress_if_asked;
@@ -18,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::fpga::Boards;
 use crate::heap::HeapAllocator;
 use crate::segment::{JobSegments, Layout, Segment};
+use crate::statics::{self, StaticRegion};
 use crate::sync::WaitPolicy;
 use crate::team::TeamInner;
 use crate::topology::Topology;
@@ -25,6 +28,39 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
+
+/// Options of [`init_with`]; [`InitOptions::new`] gives what [`init`] does.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct InitOptions {
+    symmetric_data: bool,
+}
+
+impl InitOptions {
+    /// The options of [`init`]: no symmetric data.
+    pub fn new() -> InitOptions {
+        InitOptions::default()
+    }
+
+    /// Makes the executable's global and static data symmetric (what OpenSHMEM says
+    /// of a C program's globals): its writable data (`.data` and `.bss`, not RELRO)
+    /// becomes this PE's *static area*, CPU offsets `[static_offset, cpu_bytes)` after
+    /// the heap, reachable by every PE with the normal calls through
+    /// [`Shmem::place_space`] and [`Shmem::locate_addr`].
+    ///
+    /// Limits: only the main executable's data (not a shared library's); a Rust
+    /// `static` is writable data only if it has interior mutability (atomics,
+    /// `UnsafeCell`), and a peer's put into it is a write by another process, so use
+    /// atomics or synchronise as with heap objects; every PE must run the same
+    /// executable (a different data size is an error at `init`); and a thread of the
+    /// program's own that writes a global while `init_with` runs may lose that write
+    /// (call it first thing in `main`). The data stays shared memory after
+    /// `finalize`, and a child made by `fork` shares it.
+    pub fn symmetric_data(mut self, on: bool) -> InitOptions {
+        self.symmetric_data = on;
+        self
+    }
+}
 
 /// Starts this PE: reads the launcher's environment (or runs as a one-PE job without
 /// one), maps every PE's symmetric heap and starts the progress thread. Call once per
@@ -45,6 +81,31 @@ static INITIALIZED: AtomicBool = AtomicBool::new(false);
 /// must not race with C code reading the environment (`getenv`) on another thread:
 /// call `init` before starting threads that do, first thing in `main` at best.
 pub fn init() -> Result<Shmem> {
+    init_with(InitOptions::new())
+}
+
+/// [`init`] with options: see [`InitOptions`]. A C program's `shmem_init` is
+/// `init_with(InitOptions::new().symmetric_data(true))`.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// static HITS: AtomicU64 = AtomicU64::new(0);
+///
+/// let shmem = shmemplus::init_with(shmemplus::InitOptions::new().symmetric_data(true))?;
+/// let (lo, len) = shmem.static_region().expect("this program has globals");
+/// let at = &HITS as *const AtomicU64 as usize;
+/// assert!(at >= lo as usize && at < lo as usize + len);
+/// // HITS is symmetric: every PE adds one to PE 0's copy.
+/// let (_, offset) = shmem.locate_addr(at as *const u8).expect("a global is symmetric");
+/// let space = shmem.place_space::<u64>(shmemplus::Place::Cpu)?;
+/// shmem.atomic_fetch_add(&space, offset / 8, 1, 0)?;
+/// shmem.barrier_all()?;
+/// if shmem.my_pe() == 0 {
+///     assert_eq!(HITS.load(Ordering::Relaxed), u64::from(shmem.n_pes()));
+/// }
+/// # Ok::<(), shmemplus::Error>(())
+/// ```
+pub fn init_with(options: InitOptions) -> Result<Shmem> {
     if INITIALIZED.swap(true, Ordering::AcqRel) {
         return Err(Error::AlreadyInitialized);
     }
@@ -62,16 +123,26 @@ pub fn init() -> Result<Shmem> {
         None => (0, Topology::resolve(1, None, None)?, None),
     };
     let n = topology.n_pes as usize;
-    let layout = Layout::new(n, config.am_ring_bytes, config.symmetric_size)?;
+    let data = match options.symmetric_data {
+        true => statics::find_executable_data()?,
+        false => None,
+    };
+    let static_bytes = data.map_or(0, |r| r.len);
+    let layout = Layout::new(n, config.am_ring_bytes, config.symmetric_size, static_bytes)?;
     let (segs, bootstrap) = match (&env, job_id) {
-        (Some(env), Some(job_id)) => map_job(env, &job_id, layout, &config)?,
-        _ => (
-            JobSegments {
-                me: 0,
-                segs: vec![Segment::anonymous(0, layout)?],
-            },
-            None,
-        ),
+        (Some(env), Some(job_id)) => map_job(env, &job_id, layout, &config, data)?,
+        _ => {
+            let seg = Segment::anonymous(0, layout)?;
+            adopt_data(&seg, data)?;
+            (
+                JobSegments {
+                    me: 0,
+                    segs: vec![seg],
+                    statics: data,
+                },
+                None,
+            )
+        }
     };
     let segs = Arc::new(segs);
     let emulation = Emulation::new(&profile, topology, segs.clone());
@@ -164,20 +235,42 @@ pub fn init() -> Result<Shmem> {
     Ok(shmem)
 }
 
-/// Creates this PE's segment, exchanges names with every PE through the launcher, maps
-/// every segment, and unlinks its own name once all PEs have mapped it.
+/// Maps this PE's static area over the program's data (`data`, if any). Called once
+/// this PE's segment exists, before any peer learns its name and before the library
+/// starts a thread (the progress thread starts after `map_job`), which is what
+/// `statics::adopt` needs.
+fn adopt_data(seg: &Segment, data: Option<StaticRegion>) -> Result<()> {
+    let Some(region) = data else {
+        return Ok(());
+    };
+    let (area, fd, file_offset) = seg
+        .static_area()
+        .ok_or_else(|| Error::InvalidArgument("a peer's segment has no static area".into()))?;
+    // SAFETY: `region` is this executable's data (`find_executable_data`), the
+    // segment's static area was sized to it (`Layout::new(.., region.len)`), and no
+    // thread of the library runs yet (see above); the program's own threads are the
+    // documented limit of `InitOptions::symmetric_data`.
+    unsafe { statics::adopt(region, area, fd, file_offset) }
+}
+
+/// Creates this PE's segment (with the program's data `data` mapped onto its static
+/// area), exchanges names with every PE through the launcher, maps every segment,
+/// and unlinks its own name once all PEs have mapped it.
 pub(super) fn map_job(
     env: &LaunchEnv,
     job_id: &str,
     layout: Layout,
     config: &Config,
+    data: Option<StaticRegion>,
 ) -> Result<(JobSegments, Option<BootstrapConn>)> {
     if env.pe == 0 {
         warn_if_shm_too_small(layout.total_bytes(), env.topology.n_pes as usize);
     }
     // An unguessable name, created exclusively: nobody can have made it first.
+    // The data is adopted before the hello: no peer can write the static area yet.
     let mine = crate::segment::unique_name(job_id, env.pe)
-        .and_then(|name| Segment::create(&name, env.pe, layout).map(|seg| (seg, name)));
+        .and_then(|name| Segment::create(&name, env.pe, layout).map(|seg| (seg, name)))
+        .and_then(|(seg, name)| adopt_data(&seg, data).map(|()| (seg, name)));
     let mut conn = BootstrapConn::connect(env)?;
     let hello = PeHello {
         pid: std::process::id(),
@@ -187,6 +280,7 @@ pub(super) fn map_job(
             .map_err(|e| e.to_string()),
         heap_bytes: config.symmetric_size as u64,
         ring_bytes: config.am_ring_bytes as u64,
+        static_bytes: layout.static_bytes as u64,
         conduit: config.conduit.name().to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         profile: config.profile.clone(),
@@ -217,6 +311,7 @@ pub(super) fn map_job(
         JobSegments {
             me: env.pe as usize,
             segs,
+            statics: data,
         },
         Some(conn),
     ))
@@ -263,6 +358,9 @@ impl Shmem {
                 t.nodes, t.pes_per_node
             );
             println!("  SHMEM_SYMMETRIC_SIZE {} bytes", c.symmetric_size);
+            if let Some(r) = self.inner.segs.statics {
+                println!("  symmetric data       {} bytes (.data and .bss)", r.len);
+            }
             println!("  SHMEMPLUS_CONDUIT    {}", c.conduit.name());
             println!("  SHMEMPLUS_AM_RING    {} bytes", c.am_ring_bytes);
             println!(

@@ -1,13 +1,35 @@
 //! Access to this PE's own copy of a symmetric object: `local_read`/`local_write`
 //! (a DMA for board memory), the unsafe borrowing `local_slice`/`local_slice_mut`,
-//! and raw addresses (`local_addr`, `locate_addr`).
+//! raw addresses (`local_addr`, `locate_addr`, `static_region`) and the object that
+//! names all CPU memory (`place_space`), by which an interface that deals in addresses
+//! reaches heap and symmetric globals alike.
 //!
 //! This module owns the safety contract of those borrows. It must not reach another
-//! PE's memory (`rma` and `route` do).
+//! PE's memory (`rma` and `route` do) or map the program's data (`statics` does).
 
 use super::{Place, Shmem, SymVec};
 use crate::error::{Error, Result};
 use bytemuck::Pod;
+use std::marker::PhantomData;
+
+/// A whole place of every PE as one object of `T`s (from [`Shmem::place_space`]):
+/// element `i` is the bytes at offset `i * size_of::<T>()` of the place (for the CPU,
+/// on the heap or in the static area). It dereferences to a [`SymVec`] for the RMA, atomic and wait calls; it
+/// is not one that `free` takes, since it names memory no `alloc` made.
+pub struct PlaceSpace<T: Pod>(SymVec<T>);
+
+impl<T: Pod> std::ops::Deref for PlaceSpace<T> {
+    type Target = SymVec<T>;
+    fn deref(&self) -> &SymVec<T> {
+        &self.0
+    }
+}
+
+impl<T: Pod> std::fmt::Debug for PlaceSpace<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PlaceSpace").field(&self.0).finish()
+    }
+}
 
 impl Shmem {
     pub(super) fn local_ptr<T: Pod>(
@@ -24,7 +46,7 @@ impl Shmem {
         }
         let (offset, _) = self.locate(obj, index, count)?;
         // SAFETY: `locate` checked the range against the object, which lies inside this
-        // PE's heap.
+        // PE's CPU memory (the heap, or for `place_space` up to `cpu_bytes`), all mapped.
         Ok(unsafe { inner.segs.mine().heap_base().add(offset) })
     }
 
@@ -105,8 +127,11 @@ impl Shmem {
         Ok(self.local_ptr(obj, 0, 0)?.cast())
     }
 
-    /// Translates an address in this process back to (place, heap offset) if it lies
-    /// inside this PE's symmetric heap: the inverse of [`Shmem::local_addr`].
+    /// Translates an address in this process back to (place, CPU offset) if it lies
+    /// inside this PE's symmetric heap (the inverse of [`Shmem::local_addr`]) or, with
+    /// symmetric data ([`crate::InitOptions::symmetric_data`]), inside the program's
+    /// global data: the same variable is at the same offset on every PE. Use the
+    /// offset with [`Shmem::place_space`].
     ///
     /// ```
     /// let shmem = shmemplus::init()?;
@@ -115,12 +140,76 @@ impl Shmem {
     /// let third = p.wrapping_add(2) as *const u8;
     /// assert_eq!(shmem.locate_addr(third), Some((shmemplus::Place::Cpu, v.heap_offset() + 8)));
     /// assert_eq!(shmem.locate_addr(std::ptr::null()), None);
+    /// // Without `init_with`'s symmetric data, a global is not symmetric.
+    /// static FLAG: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    /// assert_eq!(shmem.locate_addr(&FLAG as *const _ as *const u8), None);
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
     pub fn locate_addr(&self, addr: *const u8) -> Option<(Place, usize)> {
-        let seg = self.inner.segs.mine();
-        let base = seg.heap_base() as usize;
-        let off = (addr as usize).checked_sub(base)?;
-        (off < seg.heap_bytes()).then_some((Place::Cpu, off))
+        let segs = &self.inner.segs;
+        let seg = segs.mine();
+        let addr = addr as usize;
+        let in_heap = addr
+            .checked_sub(seg.heap_base() as usize)
+            .filter(|&off| off < seg.heap_bytes());
+        let in_data = || {
+            let off = segs.statics?.offset_of(addr)?;
+            // off < the area's length: the sum is at most cpu_bytes.
+            seg.layout().static_offset().checked_add(off)
+        };
+        in_heap.or_else(in_data).map(|off| (Place::Cpu, off))
+    }
+
+    /// The program's data made symmetric by
+    /// [`crate::InitOptions::symmetric_data`]: its first address and length in bytes
+    /// (page multiples), or `None` without it. The range stays valid after
+    /// `finalize`.
+    pub fn static_region(&self) -> Option<(*mut u8, usize)> {
+        self.inner.segs.statics.map(|r| (r.lo as *mut u8, r.len))
+    }
+
+    /// A whole place of every PE as one object of `T`s: for [`Place::Cpu`] all CPU
+    /// memory, heap and static area; for a board, this PE's partition of it. Element
+    /// `offset / size_of::<T>()` is the `T` at byte `offset` of the place (from
+    /// [`Shmem::locate_addr`] for the CPU; an offset that is not a multiple of
+    /// `size_of::<T>()` needs a smaller `T`). Every RMA, atomic and wait call takes it;
+    /// bounds are checked against the whole place, not against any one object. It is
+    /// how interfaces that deal in addresses (the C binding) reach memory while every
+    /// access still goes through the same range check and route.
+    ///
+    /// ```
+    /// use shmemplus::Place;
+    /// let shmem = shmemplus::init()?;
+    /// let v = shmem.alloc::<u64>(4, Place::Cpu)?;
+    /// let (_, offset) = shmem.locate_addr(shmem.local_addr(&v)?.cast()).unwrap();
+    /// let space = shmem.place_space::<u64>(Place::Cpu)?;
+    /// shmem.p(&space, offset / 8 + 3, 77, shmem.my_pe())?;
+    /// shmem.quiet()?;
+    /// assert_eq!(shmem.local_read_one(&v, 3)?, 77);
+    /// // Past the end of CPU memory: an error, not a write.
+    /// assert!(shmem.p(&space, space.len(), 1, 0).is_err());
+    /// // A board the job does not have: an error.
+    /// assert!(shmem.place_space::<u64>(Place::Fpga(99)).is_err());
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn place_space<T: Pod>(&self, place: Place) -> Result<PlaceSpace<T>> {
+        let inner = self.live()?;
+        let bytes = match place {
+            Place::Cpu => inner.segs.mine().cpu_bytes(),
+            Place::Fpga(b) => {
+                inner.boards.board(b)?;
+                usize::try_from(inner.boards.partition_bytes()).unwrap_or(usize::MAX)
+            }
+        };
+        let len = bytes.checked_div(size_of::<T>()).ok_or_else(|| {
+            Error::InvalidArgument("place_space of a zero-sized type".to_string())
+        })?;
+        Ok(PlaceSpace(SymVec {
+            offset: 0,
+            len,
+            place,
+            job: inner.job,
+            _elem: PhantomData,
+        }))
     }
 }

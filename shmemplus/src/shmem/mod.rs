@@ -7,13 +7,19 @@
 //! |---|---|
 //! | `place` | [`Place`], [`SymVec`], a place's wire word, locating elements |
 //! | `view` | `object_at`: an object named by place, byte offset and length |
-//! | `init` | `init`: configuration, mapping the job's heaps, the start-up report |
+//! | `init` | `init`/`init_with`: configuration, mapping the job's heaps (and the program's data, `statics`), the start-up report |
 //! | `lifecycle` | the progress thread's watcher, `finalize`, shutdown and `Drop` |
 //! | `alloc` | collective `alloc`/`free` and the symmetry check |
+//! | `alloc_variants` | `alloc_zeroed`, `alloc_aligned`, `alloc_with_hints`, `realloc` |
 //! | `rma` | put/get, `p`/`g`, `put_from`/`get_into`, the non-blocking forms, `fence`, `quiet` |
 //! | `route` | how bytes reach a place of a PE: conduit, boards, hops, ordering |
 //! | `tuning` | the model's view of a route, packet sizes, self-tuning |
-//! | `local` | access to this PE's own copy (`local_read`, `local_slice`, addresses) |
+//! | `strided` | strided RMA: `iput`, `iget` |
+//! | `ctx` | communication contexts ([`Ctx`]): create, destroy, their `quiet`/`fence` |
+//! | `local` | access to this PE's own copy (`local_read`, `local_slice`, addresses, `place_space`) |
+//! | `access` | direct access to other PEs' copies: `ptr`, `pe_accessible`, `addr_accessible` |
+//! | `thread` | thread levels: `init_thread`, `query_thread` |
+//! | `exit` | `global_exit` |
 //! | `boards` | loading and starting board kernels |
 //! | `user_am` | user active messages |
 //! | `atomics`, `p2p`, `locks` | atomic operations, waits and signals, distributed locks |
@@ -33,11 +39,15 @@
 //!   PE sees every put issued by any PE before the barrier.
 //! - A blocking `get` returns with the data.
 
+mod access;
 mod alloc;
+mod alloc_variants;
 mod atomics;
 mod boards;
 mod calls;
 mod collectives;
+mod ctx;
+mod exit;
 mod init;
 mod lifecycle;
 mod local;
@@ -46,13 +56,19 @@ mod p2p;
 mod place;
 mod rma;
 mod route;
+mod strided;
 mod teams;
+mod thread;
 mod tuning;
 mod user_am;
 mod view;
 
-pub use init::init;
+pub use alloc_variants::MallocHints;
+pub use ctx::{Ctx, CtxOptions};
+pub use init::{init, init_with, InitOptions};
+pub use local::PlaceSpace;
 pub use place::{Place, SymVec};
+pub use thread::{init_thread, ThreadLevel};
 pub use tuning::TuneSource;
 
 use crate::am::AmEngine;

@@ -120,43 +120,6 @@ pub(super) fn overflowing_range(offset: usize, index: usize, count: usize, elem:
 }
 
 impl Shmem {
-    /// The whole symmetric address space of `place` as one object of `T`: offset 0,
-    /// as many elements as the place's heap holds. It names every PE's copy of every
-    /// object of that place at once, for interfaces that deal in raw addresses (the C
-    /// binding turns an address into a place and byte offset with
-    /// [`Shmem::locate_addr`], then reads and writes through this object, so that
-    /// every access still goes through the same range check and route). An element
-    /// index is a byte offset divided by `size_of::<T>()`.
-    ///
-    /// ```
-    /// use shmemplus::Place;
-    /// let shmem = shmemplus::init()?;
-    /// let v = shmem.alloc::<u64>(4, Place::Cpu)?;
-    /// let space = shmem.place_space::<u64>(Place::Cpu)?;
-    /// shmem.p(&space, v.heap_offset() / 8 + 2, 42, shmem.my_pe())?;
-    /// assert_eq!(shmem.local_read_one(&v, 2)?, 42);
-    /// // Past the end of the heap: an error, as for any object.
-    /// assert!(shmem.p(&space, space.len(), 1, 0).is_err());
-    /// # Ok::<(), shmemplus::Error>(())
-    /// ```
-    pub fn place_space<T: Pod>(&self, place: Place) -> Result<SymVec<T>> {
-        let inner = self.live()?;
-        let bytes = match place {
-            Place::Cpu => inner.segs.mine().heap_bytes(),
-            Place::Fpga(b) => {
-                inner.boards.board(b)?;
-                usize::try_from(inner.boards.partition_bytes()).unwrap_or(usize::MAX)
-            }
-        };
-        Ok(SymVec {
-            offset: 0,
-            len: bytes / size_of::<T>().max(1),
-            place,
-            job: inner.job,
-            _elem: PhantomData,
-        })
-    }
-
     /// Checks `obj[index..index + count]` and returns its byte offset in the heap and
     /// its byte length.
     pub(super) fn locate<T: Pod>(

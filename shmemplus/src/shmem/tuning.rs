@@ -106,7 +106,8 @@ impl Shmem {
     /// span rule in `hops`). This bounds the model's work and keeps its sizes far from
     /// overflow.
     fn check_route_bytes(&self, route: &Route, bytes: usize) -> Result<()> {
-        let heap = self.inner.segs.mine().heap_bytes();
+        // The heap and, with symmetric data, the static area after it.
+        let heap = self.inner.segs.mine().cpu_bytes();
         if bytes > heap && (route.local == Some(Place::Cpu) || route.place == Place::Cpu) {
             return Err(Error::InvalidArgument(format!(
                 "a transfer of {bytes} bytes to or from the CPU heap: the heap has {heap} bytes \

@@ -13,6 +13,7 @@ mod emulation;
 mod errors;
 mod lifecycle;
 mod locks;
+mod openshmem15;
 mod rma;
 mod signals;
 mod teams;
@@ -94,6 +95,13 @@ fn main() -> ExitCode {
             "teams" => on_handle(&|shmem| teams::teams(shmem, arg(1).unwrap_or(40) as usize)),
             "locks" => place(2)
                 .and_then(|p| on_handle(&|shmem| locks::locks(shmem, arg(1).unwrap_or(200), p))),
+            "contexts" => on_handle(&openshmem15::contexts),
+            "strided" => on_handle(&openshmem15::strided),
+            "memory" => place(1).and_then(|p| on_handle(&|shmem| openshmem15::memory(shmem, p))),
+            "ptr" => on_handle(&openshmem15::ptr),
+            "global-exit" => {
+                on_handle(&|shmem| openshmem15::global_exit(shmem, arg(1).unwrap_or(0) as i32))
+            }
             other => Err(format!("unknown mode '{other}'")),
         };
     exit_code(PROGRAM, result)
