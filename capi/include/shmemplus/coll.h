@@ -150,26 +150,18 @@ static inline int shmem_sync(shmem_team_t t) { return shmem_team_sync(t); }
 #undef SHMEMPLUS_CXX_ARITH
 #undef SHMEMPLUS_CXX_DISTINCT
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-/* C11 type-generic forms, dispatched on the destination's type. */
-#define SHMEMPLUS_COLL_GENERIC(ptr, op)                                                 \
-    _Generic(*(ptr),                                                                    \
-        float: shmem_float_##op, double: shmem_double_##op,                             \
-        long double: shmem_longdouble_##op, char: shmem_char_##op,                      \
-        signed char: shmem_schar_##op, short: shmem_short_##op, int: shmem_int_##op,    \
-        long: shmem_long_##op, long long: shmem_longlong_##op,                          \
-        unsigned char: shmem_uchar_##op, unsigned short: shmem_ushort_##op,             \
-        unsigned int: shmem_uint_##op, unsigned long: shmem_ulong_##op,                 \
-        unsigned long long: shmem_ulonglong_##op)
+/* C11 type-generic forms, dispatched on the destination's type (SHMEMPLUS_GENERIC is
+ * rma.h's list of the distinct standard types). */
 #define shmem_broadcast(team, dest, source, nelems, root)                               \
-    SHMEMPLUS_COLL_GENERIC(dest, broadcast)(team, dest, source, nelems, root)
+    SHMEMPLUS_GENERIC(dest, broadcast)(team, dest, source, nelems, root)
 #define shmem_collect(team, dest, source, nelems)                                       \
-    SHMEMPLUS_COLL_GENERIC(dest, collect)(team, dest, source, nelems)
+    SHMEMPLUS_GENERIC(dest, collect)(team, dest, source, nelems)
 #define shmem_fcollect(team, dest, source, nelems)                                      \
-    SHMEMPLUS_COLL_GENERIC(dest, fcollect)(team, dest, source, nelems)
+    SHMEMPLUS_GENERIC(dest, fcollect)(team, dest, source, nelems)
 #define shmem_alltoall(team, dest, source, nelems)                                      \
-    SHMEMPLUS_COLL_GENERIC(dest, alltoall)(team, dest, source, nelems)
+    SHMEMPLUS_GENERIC(dest, alltoall)(team, dest, source, nelems)
 #define shmem_alltoalls(team, dest, source, dst, sst, nelems)                           \
-    SHMEMPLUS_COLL_GENERIC(dest, alltoalls)(team, dest, source, dst, sst, nelems)
+    SHMEMPLUS_GENERIC(dest, alltoalls)(team, dest, source, dst, sst, nelems)
 #define SHMEMPLUS_BITWISE_GENERIC(ptr, op)                                              \
     _Generic(*(ptr),                                                                    \
         unsigned char: shmem_uchar_##op##_reduce, unsigned short: shmem_ushort_##op##_reduce, \
