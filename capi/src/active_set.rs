@@ -245,7 +245,8 @@ pub(crate) unsafe fn collect<T: Pod>(
         let word = shmem
             .atomic_swap(&ps, OFFSET, 0, shmem.my_pe())
             .or_die(routine);
-        usize::try_from(word - 1).unwrap_or_else(|_| bad_arg(routine, "nelems", "too large"))
+        usize::try_from(word.saturating_sub(1))
+            .unwrap_or_else(|_| bad_arg(routine, "nelems", "too large"))
     };
     if set.me + 1 < set.size {
         let next = at
