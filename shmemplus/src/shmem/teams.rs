@@ -101,7 +101,7 @@ impl Shmem {
     /// [`Shmem::team_split_strided`] with a stride that may be negative, as
     /// OpenSHMEM's `shmem_team_split_strided` allows: the new team's PE `i` is the
     /// parent's PE `start + stride * i`, so a negative stride numbers the team
-    /// downwards from `start`. A stride of 0 is valid only for a one-PE team.
+    /// downwards from `start`. A stride of 0 is refused, as by the unsigned form.
     ///
     /// ```
     /// let shmem = shmemplus::init()?;
@@ -131,13 +131,11 @@ impl Shmem {
         };
         // A bad geometry is not returned here: the other members are entering the
         // split, so this PE enters it too and all of them refuse it together.
-        let fits = size > 0
-            && (stride != 0 || size == 1)
-            && start < p.size
-            && (0..i64::from(p.size)).contains(&last);
+        let fits =
+            size > 0 && stride != 0 && start < p.size && (0..i64::from(p.size)).contains(&last);
         let memberships = if !fits {
             Err(Error::InvalidArgument(format!(
-                "team split: start {start}, stride {stride}, size {size} does not fit a parent of {} PEs (size must be at least 1, and the stride nonzero for two PEs or more)",
+                "team split: start {start}, stride {stride}, size {size} does not fit a parent of {} PEs (size and the stride's magnitude must be at least 1)",
                 p.size
             )))
         } else {
