@@ -12,6 +12,7 @@
 //! It must not compile C or touch anything outside `OUT_DIR` and the output directory.
 
 mod amo;
+mod coll;
 mod rma;
 mod sync;
 mod types;
@@ -24,6 +25,7 @@ fn main() {
     write(&out, "rma_typed.rs", &rma::generate());
     write(&out, "amo_typed.rs", &amo::generate());
     write(&out, "sync_typed.rs", &sync::generate());
+    write(&out, "coll_typed.rs", &coll::generate());
     link_tool_names(&out);
 }
 

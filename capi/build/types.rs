@@ -1,6 +1,6 @@
-//! The OpenSHMEM 1.5 tables of types (its Tables 5, 6, 7, 8 and 10): each row is the
-//! TYPENAME in routine names, the C type, and the Rust type of the same size and
-//! alignment that carries it.
+//! The OpenSHMEM 1.5 tables of types (its Tables 5, 6, 7, 8 and 10, and the legacy
+//! `_to_all` reductions): each row is the TYPENAME in routine names, the C type, and
+//! the Rust type of the same size and alignment that carries it.
 
 /// One row of a table.
 pub struct Ty {
@@ -112,4 +112,76 @@ pub const SIZED: &[(u32, &str)] = &[
     (32, "u32"),
     (64, "u64"),
     (128, "u128"),
+];
+
+/// Types of the bitwise reductions (`and`, `or`, `xor`; Table 10).
+pub const REDUCE_BITWISE: &[Ty] = &[
+    ty("uchar", "unsigned char", "u8"),
+    ty("ushort", "unsigned short", "u16"),
+    ty("uint", "unsigned int", "u32"),
+    ty("ulong", "unsigned long", "u64"),
+    ty("ulonglong", "unsigned long long", "u64"),
+    ty("int8", "int8_t", "i8"),
+    ty("int16", "int16_t", "i16"),
+    ty("int32", "int32_t", "i32"),
+    ty("int64", "int64_t", "i64"),
+    ty("uint8", "uint8_t", "u8"),
+    ty("uint16", "uint16_t", "u16"),
+    ty("uint32", "uint32_t", "u32"),
+    ty("uint64", "uint64_t", "u64"),
+    ty("size", "size_t", "usize"),
+];
+
+/// Types of the `max`, `min`, `sum` and `prod` reductions (Table 10), less `long
+/// double`, which the Rust API cannot combine (x87 extended precision).
+pub const REDUCE_ARITH: &[Ty] = &[
+    ty("char", "char", "i8"),
+    ty("schar", "signed char", "i8"),
+    ty("short", "short", "i16"),
+    ty("int", "int", "i32"),
+    ty("long", "long", "i64"),
+    ty("longlong", "long long", "i64"),
+    ty("ptrdiff", "ptrdiff_t", "isize"),
+    ty("uchar", "unsigned char", "u8"),
+    ty("ushort", "unsigned short", "u16"),
+    ty("uint", "unsigned int", "u32"),
+    ty("ulong", "unsigned long", "u64"),
+    ty("ulonglong", "unsigned long long", "u64"),
+    ty("int8", "int8_t", "i8"),
+    ty("int16", "int16_t", "i16"),
+    ty("int32", "int32_t", "i32"),
+    ty("int64", "int64_t", "i64"),
+    ty("uint8", "uint8_t", "u8"),
+    ty("uint16", "uint16_t", "u16"),
+    ty("uint32", "uint32_t", "u32"),
+    ty("uint64", "uint64_t", "u64"),
+    ty("size", "size_t", "usize"),
+    ty("float", "float", "f32"),
+    ty("double", "double", "f64"),
+];
+
+/// Complex types of the `sum` reduction: the Rust type is the component's (a complex
+/// sum is the sum of both components); `prod` is not provided.
+pub const REDUCE_COMPLEX: &[Ty] = &[
+    ty("complexd", "double _Complex", "f64"),
+    ty("complexf", "float _Complex", "f32"),
+];
+
+/// Types of the legacy bitwise `_to_all` reductions.
+pub const TO_ALL_BITWISE: &[Ty] = &[
+    ty("short", "short", "i16"),
+    ty("int", "int", "i32"),
+    ty("long", "long", "i64"),
+    ty("longlong", "long long", "i64"),
+];
+
+/// Types of the legacy `max`, `min`, `sum` and `prod` `_to_all` reductions, less
+/// `long double` (see [`REDUCE_ARITH`]).
+pub const TO_ALL_ARITH: &[Ty] = &[
+    ty("short", "short", "i16"),
+    ty("int", "int", "i32"),
+    ty("long", "long", "i64"),
+    ty("longlong", "long long", "i64"),
+    ty("float", "float", "f32"),
+    ty("double", "double", "f64"),
 ];

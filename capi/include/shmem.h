@@ -16,5 +16,7 @@
 #include "shmemplus/rma.h"
 #include "shmemplus/amo.h"
 #include "shmemplus/sync.h"
+#include "shmemplus/teams.h"
+#include "shmemplus/coll.h"
 
 #endif /* SHMEM_H */

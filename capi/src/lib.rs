@@ -18,17 +18,23 @@
 //! | `signal` | put with signal, `shmem_signal_fetch` |
 //! | `amo` | atomic memory operations: every typed, context, nbi and deprecated form |
 //! | `sync` | point-to-point synchronization: waits, tests, `shmem_signal_wait_until` |
-//! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED` |
-//! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT` |
 //! | `shmemx` | the `shmemx_` board routines: allocation on boards, places, kernel runs |
+//! | `team` | `shmem_team_t` handles, `SHMEM_TEAM_WORLD`/`SHARED`, splits and queries |
+//! | `ctx` | `shmem_ctx_t` handles, `SHMEM_CTX_DEFAULT`, create/destroy/get_team |
+//! | `locks` | `shmem_set_lock`, `shmem_test_lock`, `shmem_clear_lock` |
+//! | `coll` | team collectives: sync_all, broadcast, collect, alltoall(s), reductions |
+//! | `active_set` | the legacy active-set collectives, over `pSync` (its module doc says why) |
 //!
 //! Errors follow OpenSHMEM practice: a call with a wrong PE, an address that is not
 //! symmetric or an exhausted heap prints one line naming the PE, the routine and the
 //! argument, and ends the job (exit status 70, which `shmemrun` reports).
 
+mod active_set;
 mod addr;
 mod amo;
+mod coll;
 mod ctx;
+mod locks;
 mod memory;
 mod rma;
 mod setup;

@@ -1,5 +1,6 @@
-//! Teams: ordered subsets of the world's PEs given by (start, stride, size), each with a
-//! slot of synchronisation words in every member's control block, and the team barrier
+//! Teams: ordered subsets of the world's PEs given by (start, stride, size), where team
+//! PE `i` is world PE `start + stride * i` and the stride may be negative (a team
+//! numbered downwards, as `shmem_team_split_strided` allows), each with a slot of synchronisation words in every member's control block, and the team barrier
 //! over those words.
 //!
 //! The barrier is hierarchical, as the hardware is: the members on one node (a *group*)
@@ -64,8 +65,10 @@ pub(crate) struct Group {
 pub(crate) struct TeamInner {
     /// The handle's owner job (objects of another `init` are refused).
     pub job: u64,
+    /// World PE of team PE 0.
     pub start: u32,
-    pub stride: u32,
+    /// World PE of team PE `i + 1` minus that of team PE `i` (never 0 when size > 1).
+    pub stride: i64,
     pub size: u32,
     /// This PE's number in the team.
     pub me: u32,
@@ -88,22 +91,22 @@ pub(crate) struct TeamState {
 }
 
 impl TeamInner {
-    /// The team of world PEs `start + stride * i`, `i < size`, seen from world PE `me`
-    /// (which must be a member), with barrier epochs from `epoch_base` and data
-    /// arrivals counted from `arrivals_base`.
+    /// The team of world PEs `start + stride * i`, `i < size` (all of them world PEs),
+    /// seen from world PE `me` (which must be a member), with barrier epochs from
+    /// `epoch_base` and data arrivals counted from `arrivals_base`.
     pub fn new(
         job: u64,
-        (start, stride, size): (u32, u32, u32),
+        (start, stride, size): (u32, i64, u32),
         world_me: u32,
         slot: usize,
         node_of: impl Fn(u32) -> u32,
         (epoch_base, arrivals_base): (u64, u64),
     ) -> TeamInner {
-        let me = (world_me - start) / stride.max(1);
+        let me = member_index((start, stride, size), world_me).unwrap_or(0);
         let mut groups: Vec<(u32, Group)> = Vec::new();
         let mut my_group = 0;
         for i in 0..size {
-            let pe = start + stride * i;
+            let pe = world_of((start, stride), i) as u32;
             let node = node_of(pe);
             let g = match groups.iter().position(|(n, _)| *n == node) {
                 Some(g) => g,
@@ -142,14 +145,12 @@ impl TeamInner {
 
     /// The world PE of team PE `i` (which must be `< size`).
     pub fn world(&self, i: u32) -> usize {
-        (self.start + self.stride * i) as usize
+        world_of((self.start, self.stride), i)
     }
 
     /// The team PE of world PE `pe`, if it is a member.
     pub fn of_world(&self, pe: u32) -> Option<u32> {
-        let rel = pe.checked_sub(self.start)?;
-        let stride = self.stride.max(1);
-        (rel % stride == 0 && rel / stride < self.size).then_some(rel / stride)
+        member_index((self.start, self.stride, self.size), pe)
     }
 
     /// Locks this PE's counters of the team for one collective.
@@ -180,10 +181,43 @@ impl Team {
         dest.inner.of_world(self.world_pe(pe)?)
     }
 
-    /// The team as (start, stride, size) in world PE numbers.
+    /// The team's PEs as a set, (lowest, stride, size) in world PE numbers: for a team
+    /// numbered upwards that is its geometry; a team made with a negative stride has
+    /// the same set numbered downwards (see [`Team::world_geometry`]).
     pub fn world_stride(&self) -> (u32, u32, u32) {
+        let t = &self.inner;
+        let lowest = if t.stride < 0 {
+            self.world_pe(t.size.saturating_sub(1)).unwrap_or(t.start)
+        } else {
+            t.start
+        };
+        let stride = u32::try_from(t.stride.unsigned_abs()).unwrap_or(u32::MAX);
+        (lowest, stride, t.size)
+    }
+
+    /// The team as (world PE of team PE 0, signed stride, size): team PE `i` is world
+    /// PE `start + stride * i`.
+    pub fn world_geometry(&self) -> (u32, i64, u32) {
         (self.inner.start, self.inner.stride, self.inner.size)
     }
+}
+
+/// World PE `start + stride * i` (the caller knows it is one: a team's members are).
+pub(crate) fn world_of((start, stride): (u32, i64), i: u32) -> usize {
+    (i64::from(start) + stride * i64::from(i)) as usize
+}
+
+/// The index `i < size` with `start + stride * i == pe`, if there is one.
+pub(crate) fn member_index((start, stride, size): (u32, i64, u32), pe: u32) -> Option<u32> {
+    let rel = i64::from(pe) - i64::from(start);
+    if rel == 0 && size > 0 {
+        return Some(0);
+    }
+    if stride == 0 || rel % stride != 0 {
+        return None;
+    }
+    let i = rel / stride;
+    (0..i64::from(size)).contains(&i).then_some(i as u32)
 }
 
 /// The barrier of `team` with epoch `epoch` (see the module doc). `work` runs between
@@ -250,5 +284,29 @@ mod tests {
         assert_eq!((t.groups[1].leader, t.groups[1].members), (5, 2));
         assert_eq!(t.my_group, 1);
         assert_eq!(t.lock().epoch, 10);
+    }
+
+    #[test]
+    fn a_negative_stride_numbers_the_team_downwards() {
+        // World PEs 6, 4, 2, 0 (team PEs 0..4), seen from world PE 2, one node of 4 PEs
+        // for PEs 0..4 and another for 4..8.
+        let t = TeamInner::new(1, (6, -2, 4), 2, 3, |pe| pe / 4, (0, 0));
+        assert_eq!(t.me, 2);
+        assert_eq!((t.world(0), t.world(3)), (6, 0));
+        assert_eq!(t.of_world(0), Some(3));
+        assert_eq!(t.of_world(6), Some(0));
+        assert_eq!(t.of_world(8), None);
+        assert_eq!(t.of_world(3), None);
+        // Groups in team order: node 1 (PEs 6, 4) first, then node 0 (PEs 2, 0).
+        assert_eq!((t.groups[0].leader, t.groups[0].members), (6, 2));
+        assert_eq!((t.groups[1].leader, t.groups[1].members), (2, 2));
+        assert_eq!(t.my_group, 1);
+        let team = Team {
+            inner: std::sync::Arc::new(t),
+        };
+        assert_eq!(team.world_stride(), (0, 2, 4));
+        assert_eq!(team.world_geometry(), (6, -2, 4));
+        assert_eq!(member_index((5, 0, 1), 5), Some(0));
+        assert_eq!(member_index((5, 0, 1), 6), None);
     }
 }

@@ -89,8 +89,41 @@ impl Shmem {
         stride: u32,
         size: u32,
     ) -> Result<Option<Team>> {
+        match i32::try_from(stride) {
+            Ok(stride) => self.team_split_strided_signed(parent, start, stride, size),
+            // No team of two members or more has such a stride; a one-PE team may name
+            // any stride, and only the sign shows (in `Team::world_geometry`).
+            Err(_) if size == 1 => self.team_split_strided_signed(parent, start, i32::MAX, 1),
+            Err(_) => self.team_split_strided_signed(parent, start, 0, size),
+        }
+    }
+
+    /// [`Shmem::team_split_strided`] with a stride that may be negative, as
+    /// OpenSHMEM's `shmem_team_split_strided` allows: the new team's PE `i` is the
+    /// parent's PE `start + stride * i`, so a negative stride numbers the team
+    /// downwards from `start`. A stride of 0 is refused, as by the unsigned form.
+    ///
+    /// ```
+    /// let shmem = shmemplus::init()?;
+    /// let world = shmem.team_world();
+    /// let last = shmem.n_pes() - 1;
+    /// // Every PE, numbered from the last down.
+    /// let down = shmem.team_split_strided_signed(&world, last, -1, shmem.n_pes())?;
+    /// let down = down.expect("every PE is a member");
+    /// assert_eq!(down.my_pe(), last - shmem.my_pe());
+    /// assert_eq!(down.world_geometry(), (last, -1, shmem.n_pes()));
+    /// shmem.team_destroy(down)?;
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn team_split_strided_signed(
+        &self,
+        parent: &Team,
+        start: u32,
+        stride: i32,
+        size: u32,
+    ) -> Result<Option<Team>> {
         let p = &parent.inner;
-        let last = u64::from(start) + u64::from(stride) * u64::from(size.max(1) - 1);
+        let last = i64::from(start) + i64::from(stride) * i64::from(size.max(1) - 1);
         let call = SplitCall::Strided {
             start,
             stride,
@@ -98,22 +131,19 @@ impl Shmem {
         };
         // A bad geometry is not returned here: the other members are entering the
         // split, so this PE enters it too and all of them refuse it together.
-        let memberships = if size == 0 || stride == 0 || last >= u64::from(p.size) {
+        let fits =
+            size > 0 && stride != 0 && start < p.size && (0..i64::from(p.size)).contains(&last);
+        let memberships = if !fits {
             Err(Error::InvalidArgument(format!(
-                "team split: start {start}, stride {stride}, size {size} does not fit a parent of {} PEs (size and stride must be at least 1)",
+                "team split: start {start}, stride {stride}, size {size} does not fit a parent of {} PEs (size and the stride's magnitude must be at least 1)",
                 p.size
             )))
         } else {
-            // Inside the parent, so `p.start + p.stride * start` is a world PE number,
-            // and with two members or more the stride is one between two world PEs:
-            // below n_pes. A one-PE team may name any stride, which only shows in
-            // `world_stride`; it saturates instead of overflowing.
-            let stride = if size == 1 {
-                p.stride.saturating_mul(stride)
-            } else {
-                p.stride * stride
-            };
-            let geometry = (p.start + p.stride * start, stride, size);
+            // Parent PEs `start` and `last` are inside the parent, so every member is
+            // a world PE. A one-PE team may name any stride, which only shows in
+            // `world_geometry`; it saturates instead of overflowing.
+            let world_stride = p.stride.saturating_mul(i64::from(stride));
+            let geometry = (p.world(start) as u32, world_stride, size);
             Ok(vec![geometry_if_member(geometry, self.my_pe())])
         };
         let mut teams = self.split(parent, call, memberships)?;
@@ -143,14 +173,15 @@ impl Shmem {
             let me = p.me;
             let row_start = me / xrange * xrange;
             let row = (
-                p.start + p.stride * row_start,
+                p.world(row_start) as u32,
                 p.stride,
                 xrange.min(p.size - row_start),
             );
             let col_start = me % xrange;
+            // xrange <= p.size, so p.stride * xrange is at most a world PE distance.
             let col = (
-                p.start + p.stride * col_start,
-                p.stride * xrange,
+                p.world(col_start) as u32,
+                p.stride * i64::from(xrange),
                 (p.size - col_start).div_ceil(xrange),
             );
             Ok(vec![Some(row), Some(col)])
@@ -210,7 +241,7 @@ impl Shmem {
         &self,
         parent: &Team,
         call: SplitCall,
-        memberships: Result<Vec<Option<(u32, u32, u32)>>>,
+        memberships: Result<Vec<Option<(u32, i64, u32)>>>,
     ) -> Result<Vec<Option<Team>>> {
         /// Rounds before a split gives up on slots that concurrent splits keep taking.
         const MAX_ROUNDS: usize = 64;
@@ -312,7 +343,7 @@ impl Shmem {
 /// A split call as its members must agree on it.
 #[derive(Debug, Clone, Copy)]
 enum SplitCall {
-    Strided { start: u32, stride: u32, size: u32 },
+    Strided { start: u32, stride: i32, size: u32 },
     TwoD { xrange: u32 },
 }
 
@@ -326,7 +357,7 @@ impl SplitCall {
                 start,
                 stride,
                 size,
-            } => [1, start, stride, size],
+            } => [1, start, stride as u32, size],
             SplitCall::TwoD { xrange } => [2, xrange, 0, 0],
         };
         let mut h: u32 = 0x811c_9dc5;
@@ -360,9 +391,8 @@ impl std::fmt::Display for SplitCall {
 }
 
 /// `geometry` if world PE `me` is in it.
-fn geometry_if_member((start, stride, size): (u32, u32, u32), me: u32) -> Option<(u32, u32, u32)> {
-    let rel = me.checked_sub(start)?;
-    (rel % stride == 0 && rel / stride < size).then_some((start, stride, size))
+fn geometry_if_member(geometry: (u32, i64, u32), me: u32) -> Option<(u32, i64, u32)> {
+    crate::team::member_index(geometry, me).map(|_| geometry)
 }
 
 /// Bits of the usable team slots.
@@ -376,7 +406,7 @@ fn slot_mask() -> u64 {
 
 impl Inner {
     /// A team this PE is a member of, in `slot` (which the split has claimed).
-    fn new_team(&self, geometry: (u32, u32, u32), me: u32, slot: usize, epoch_base: u64) -> Team {
+    fn new_team(&self, geometry: (u32, i64, u32), me: u32, slot: usize, epoch_base: u64) -> Team {
         // No collective of an earlier team in this slot is in flight (it was
         // destroyed with a barrier), so the arrivals word is quiescent.
         let arrivals = self.segs.mine().control().teams[slot]

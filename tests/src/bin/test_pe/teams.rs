@@ -34,6 +34,30 @@ pub(crate) fn teams(shmem: &Shmem, cycles: usize) -> Result<(), String> {
         let want = (w / ppn == me / ppn).then(|| w - node_start);
         ensure_eq!(world.translate_pe(w, &shared), want, "world {w} -> shared");
     }
+    // A negative stride: every PE from the last down, and a reduction whose result
+    // shows the order (team PE 0 is world PE n - 1).
+    let down = shmem
+        .team_split_strided_signed(&world, n - 1, -1, n)
+        .map_err(e2s)?
+        .ok_or("every PE is in the down team")?;
+    ensure_eq!(
+        (down.my_pe(), down.world_geometry(), down.world_pe(0)),
+        (n - 1 - me, (n - 1, -1, n), Some(n - 1)),
+        "down team"
+    );
+    let v = shmem.alloc::<u64>(n as usize, Place::Cpu).map_err(e2s)?;
+    let all = shmem.alloc::<u64>(n as usize, Place::Cpu).map_err(e2s)?;
+    shmem.local_write(&v, 0, &[u64::from(me)]).map_err(e2s)?;
+    shmem.fcollect(&down, &all, &v, 1).map_err(e2s)?;
+    let want: Vec<u64> = (0..n).rev().map(u64::from).collect();
+    ensure_eq!(
+        shmem.local_to_vec(&all).map_err(e2s)?,
+        want,
+        "fcollect in down order"
+    );
+    shmem.team_destroy(down).map_err(e2s)?;
+    shmem.free(all).map_err(e2s)?;
+    shmem.free(v).map_err(e2s)?;
     // Strided: the even PEs (3 of 5 with stride 2), and a team split from it.
     let n_even = n.div_ceil(2);
     let even = shmem
