@@ -176,11 +176,36 @@ pub extern "C" fn shmem_ptr(dest: *const c_void, pe: i32) -> *mut c_void {
     }
 }
 
+/// `shmem_ptr` for PE `pe` of `team` (OpenSHMEM `shmem_team_ptr`): null when `pe`
+/// is not a PE of the team, else what `shmem_ptr` gives for its world number.
+///
+/// # Safety
+/// `team` must be a live team handle (or `SHMEM_TEAM_INVALID`, which ends the job).
+#[no_mangle]
+pub unsafe extern "C" fn shmem_team_ptr(
+    team: *const crate::team::TeamHandle,
+    dest: *const c_void,
+    pe: i32,
+) -> *mut c_void {
+    // SAFETY: the caller's contract, passed on.
+    let team = unsafe { crate::team::resolve("shmem_team_ptr", team) };
+    let world = u32::try_from(pe).ok().and_then(|pe| team.world_pe(pe));
+    match world.and_then(|w| i32::try_from(w).ok()) {
+        Some(w) => shmem_ptr(dest, w),
+        None => std::ptr::null_mut(),
+    }
+}
+
 /// Ends every PE of the job with exit status `status` (OpenSHMEM
-/// `shmem_global_exit`); `shmemrun` exits with that status. Never returns.
+/// `shmem_global_exit`); `shmemrun` exits with that status. Never returns. The C
+/// streams are flushed first, so what the program printed is not lost.
 #[no_mangle]
 pub extern "C" fn shmem_global_exit(status: i32) -> ! {
-    shmem("shmem_global_exit").global_exit(status)
+    let shmem = shmem("shmem_global_exit");
+    // SAFETY: fflush(NULL) flushes every open output stream; it takes the streams'
+    // own locks and touches no memory of ours.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    shmem.global_exit(status)
 }
 
 /// Writes the OpenSHMEM version this library implements (OpenSHMEM

@@ -150,18 +150,18 @@ static inline int shmem_sync(shmem_team_t t) { return shmem_team_sync(t); }
 #undef SHMEMPLUS_CXX_ARITH
 #undef SHMEMPLUS_CXX_DISTINCT
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-/* C11 type-generic forms, dispatched on the destination's type (SHMEMPLUS_GENERIC is
- * rma.h's list of the distinct standard types). */
+/* C11 type-generic forms, dispatched on the destination's type (SHMEMPLUS_RMA_GENERIC
+ * is rma.h's list of the distinct standard types). */
 #define shmem_broadcast(team, dest, source, nelems, root)                               \
-    SHMEMPLUS_GENERIC(dest, broadcast)(team, dest, source, nelems, root)
+    SHMEMPLUS_RMA_GENERIC(dest, shmem_, broadcast)(team, dest, source, nelems, root)
 #define shmem_collect(team, dest, source, nelems)                                       \
-    SHMEMPLUS_GENERIC(dest, collect)(team, dest, source, nelems)
+    SHMEMPLUS_RMA_GENERIC(dest, shmem_, collect)(team, dest, source, nelems)
 #define shmem_fcollect(team, dest, source, nelems)                                      \
-    SHMEMPLUS_GENERIC(dest, fcollect)(team, dest, source, nelems)
+    SHMEMPLUS_RMA_GENERIC(dest, shmem_, fcollect)(team, dest, source, nelems)
 #define shmem_alltoall(team, dest, source, nelems)                                      \
-    SHMEMPLUS_GENERIC(dest, alltoall)(team, dest, source, nelems)
+    SHMEMPLUS_RMA_GENERIC(dest, shmem_, alltoall)(team, dest, source, nelems)
 #define shmem_alltoalls(team, dest, source, dst, sst, nelems)                           \
-    SHMEMPLUS_GENERIC(dest, alltoalls)(team, dest, source, dst, sst, nelems)
+    SHMEMPLUS_RMA_GENERIC(dest, shmem_, alltoalls)(team, dest, source, dst, sst, nelems)
 #define SHMEMPLUS_BITWISE_GENERIC(ptr, op)                                              \
     _Generic(*(ptr),                                                                    \
         unsigned char: shmem_uchar_##op##_reduce, unsigned short: shmem_ushort_##op##_reduce, \

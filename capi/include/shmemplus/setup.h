@@ -15,6 +15,7 @@ int shmem_n_pes(void);
 int shmem_pe_accessible(int pe);
 int shmem_addr_accessible(const void *addr, int pe);
 void *shmem_ptr(const void *dest, int pe);
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name);
 
@@ -52,5 +53,9 @@ void shmem_udcflush(void);
 void shmem_udcflush_line(void *dest);
 
 SHMEMPLUS_END_C
+
+/* The profiling interface's control (OpenSHMEM 1.5 section 9.16): shmemplus has no
+ * profiling levels, so every level is accepted and changes nothing. */
+static inline void shmem_pcontrol(const int level, ...) { (void)level; }
 
 #endif /* SHMEMPLUS_SETUP_H */

@@ -24,6 +24,10 @@ int main(void) {
     long private_var = 0;
     CHECK(shmem_ptr(heap, me) == heap && shmem_ptr(&heap[3], me) == &heap[3], "own address changed");
     CHECK(shmem_ptr(&counter, me) == &counter, "own global's address changed");
+    for (int pe = 0; pe < n; pe++)
+        CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, heap, pe) == shmem_ptr(heap, pe), "team_ptr differs for PE %d", pe);
+    CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, heap, n) == NULL, "team_ptr past the team");
+    shmem_pcontrol(1);
     CHECK(shmem_ptr(&private_var, me) == NULL && shmem_ptr(heap, n) == NULL && shmem_ptr(heap, -1) == NULL,
           "shmem_ptr of a private variable or a PE outside the job");
     long *peer = shmem_ptr(heap, right);
