@@ -157,7 +157,7 @@ pub extern "C" fn shmem_addr_accessible(addr: *const c_void, pe: i32) -> i32 {
 /// The address of `dest` on PE `pe` that this process can load and store directly
 /// (OpenSHMEM `shmem_ptr`): for symmetric CPU memory of this PE, or of a PE on this
 /// node under the `shm` conduit. Null for everything else: board memory, a PE on
-/// another node or under the `am` conduit, an address that is not symmetric, a PE
+/// another node of an emulated cluster (or any PE under the `am` conduit), an address that is not symmetric, a PE
 /// outside the job. Never an address of another object.
 #[no_mangle]
 pub extern "C" fn shmem_ptr(dest: *const c_void, pe: i32) -> *mut c_void {

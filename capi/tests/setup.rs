@@ -40,6 +40,11 @@ fn shmem_ptr_and_globals_on_one_node_and_on_four_under_both_conduits() {
             );
         }
     }
+    // Two nodes of two PEs on the emulated Mu cluster: the node peer has a pointer,
+    // the PE across the network none.
+    let env = [("SHMEMPLUS_PROFILE", "mu")];
+    let report = run_with(&exe.to_string_lossy(), 4, Some(2), &[], &env);
+    assert_all_ok(&report, "setup_ptr", "mu, 2 PEs per node");
 }
 
 #[test]

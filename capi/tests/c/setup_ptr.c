@@ -34,6 +34,12 @@ int main(void) {
     int *peer_table = shmem_ptr(table, right);
     if (am) CHECK(peer == NULL && peer_table == NULL, "shmem_ptr to PE %d under am", right);
     if (!am && one_node) CHECK(peer != NULL && peer_table != NULL, "no shmem_ptr to PE %d on this node", right);
+    /* On a cluster whose network is emulated, a PE of another node is across it. */
+    const char *profile = getenv("SHMEMPLUS_PROFILE");
+    int emulated = profile != NULL && strcmp(profile, "native") != 0;
+    int right_on_node = shmem_team_translate_pe(SHMEM_TEAM_WORLD, right, SHMEM_TEAM_SHARED) >= 0;
+    if (emulated && !right_on_node) CHECK(peer == NULL, "shmem_ptr to PE %d across the emulated network", right);
+    if (!am && right_on_node) CHECK(peer != NULL, "no shmem_ptr to PE %d on this node", right);
     if (shmemx_n_fpgas() > 0) {
         void *board = shmemx_fpga_malloc(0, 64);
         CHECK(shmem_ptr(board, me) == NULL, "shmem_ptr of a board address");

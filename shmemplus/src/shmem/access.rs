@@ -15,8 +15,9 @@ impl Shmem {
     /// The address of element `index` of PE `pe`'s copy of `obj`, when this process
     /// can load and store it directly (`shmem_ptr`): a CPU object under the `shm`
     /// conduit (every peer's heap is mapped), and this PE's own CPU copy under any
-    /// conduit. `None` for board memory, for other PEs under the `am` conduit, and for
-    /// an invalid PE, object or index.
+    /// conduit. `None` for board memory, for other PEs under the `am` conduit, for a
+    /// PE on another node when the profile emulates the network between nodes (as
+    /// on a real cluster), and for an invalid PE, object or index.
     ///
     /// Accesses through the pointer bypass the library: they are not ordered by
     /// `fence`, nor charged to an emulated network, and they race with other PEs'
@@ -93,8 +94,13 @@ impl Shmem {
         let inner = self.live().ok()?;
         let target = self.check_pe(pe).ok()?;
         let own_cpu = place == Place::Cpu && target == inner.segs.me;
-        let mapped = matches!(inner.route(None, target, place).reach, Reach::Mapped { .. });
-        if !(own_cpu || mapped) {
+        let route = inner.route(None, target, place);
+        let mapped = matches!(route.reach, Reach::Mapped { .. });
+        // On an emulated cluster a PE of another node is across the network: a real
+        // cluster could not load from it, so neither does a program here (its
+        // accesses would also escape the emulated costs).
+        let across_emulated_network = inner.emulation.is_some() && route.crosses_nodes(inner);
+        if !(own_cpu || mapped) || across_emulated_network {
             return None;
         }
         let seg = &inner.segs.segs[target];
