@@ -43,3 +43,16 @@ fn a_bad_pe_ends_the_job_naming_the_pe_the_routine_and_the_argument() {
         "{all}"
     );
 }
+
+#[test]
+fn the_readme_quick_start_prints_what_each_left_neighbour_sent() {
+    // capi/examples/hello.c (the README's C program); the define only gives its
+    // binary a name of its own beside tests/c/hello.c's.
+    let exe = build("../../examples/hello.c", &["-DQUICK_START"]);
+    let report = run(&exe.to_string_lossy(), 4, &[], &[]);
+    for (me, out) in report.stdout.iter().enumerate() {
+        let left = (me + 3) % 4;
+        let line = format!("PE {me} of 4: PE {left} sent {left} and {}", left * left);
+        assert!(out.contains(&line), "no {line:?}\n{}", dump(&report));
+    }
+}
