@@ -6,7 +6,7 @@
 //! give meaning to the bytes laid out here, and `statics` maps the static area over
 //! the program's data.
 //!
-//! Length: about 600 lines of code and 165 of unit tests; the layout and the code that
+//! Length: about 660 lines of code and 165 of unit tests; the layout and the code that
 //! maps it are one concern and stay together.
 //!
 //! Layout of the segment of a job of `n` PEs (offsets page-aligned where noted):
