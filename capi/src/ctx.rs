@@ -87,11 +87,48 @@ fn create(
     let options = CtxOptions::from_bits(options).map_err(|_| ())?;
     let rust_team = team.team.get().ok_or(())?;
     let ctx = shmem.team_create_ctx(rust_team, options).map_err(|_| ())?;
-    Ok(Box::into_raw(Box::new(CtxHandle {
+    // Leaked on purpose: handles are never freed (see the module doc).
+    let handle: &'static CtxHandle = Box::leak(Box::new(CtxHandle {
         live: AtomicBool::new(true),
         team,
         ctx: Mutex::new(Some(ctx)),
-    })))
+    }));
+    made().push(handle);
+    Ok(handle)
+}
+
+/// The contexts made by `create` that were live when last looked at, so that
+/// `shmem_team_destroy` can destroy a team's contexts.
+static MADE: Mutex<Vec<&'static CtxHandle>> = Mutex::new(Vec::new());
+
+fn made() -> MutexGuard<'static, Vec<&'static CtxHandle>> {
+    MADE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Marks `handle` dead and ends its Rust context (completing its operations).
+fn destroy(routine: &str, handle: &CtxHandle) {
+    // Marked dead first, so that no other thread starts a call on it meanwhile.
+    handle.live.store(false, Ordering::Release);
+    let taken = handle.ctx.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(ctx) = taken {
+        shmem(routine).ctx_destroy(ctx).or_die(routine);
+    }
+}
+
+/// Destroys every live context made on `team` (OpenSHMEM: destroying a team destroys
+/// the contexts created from it); called by `shmem_team_destroy` before the team goes.
+pub(crate) fn destroy_contexts_of(routine: &str, team: &TeamHandle) {
+    let mine: Vec<&'static CtxHandle> = {
+        let mut made = made();
+        made.retain(|h| h.live.load(Ordering::Acquire));
+        made.iter()
+            .copied()
+            .filter(|h| std::ptr::eq(h.team, team))
+            .collect()
+    };
+    for handle in mine {
+        destroy(routine, handle);
+    }
 }
 
 /// Writes a context (or `SHMEM_CTX_INVALID` on failure) into `*out` and returns 0 or
@@ -168,12 +205,7 @@ pub unsafe extern "C" fn shmem_ctx_destroy(ctx: *const CtxHandle) {
     if std::ptr::eq(handle, &DEFAULT) {
         bad_arg(ROUTINE, "ctx", "SHMEM_CTX_DEFAULT cannot be destroyed")
     }
-    let shmem = shmem(ROUTINE);
-    // Marked dead first, so that no other thread starts a call on it meanwhile.
-    handle.live.store(false, Ordering::Release);
-    if let Some(ctx) = handle.rust_ctx().take() {
-        shmem.ctx_destroy(ctx).or_die(ROUTINE);
-    }
+    destroy(ROUTINE, handle);
 }
 
 /// The team `ctx` was made on (OpenSHMEM `shmem_ctx_get_team`): returns 0 and sets

@@ -345,6 +345,8 @@ pub unsafe extern "C" fn shmem_team_destroy(team: *const TeamHandle) {
     let shmem = shmem(ROUTINE);
     // SAFETY: the caller's contract, passed on.
     let rust_team = unsafe { resolve(ROUTINE, team) };
+    // SAFETY: `resolve` accepted the handle: it points to a live `TeamHandle`.
+    crate::ctx::destroy_contexts_of(ROUTINE, unsafe { &*team });
     shmem.team_destroy(rust_team.clone()).or_die(ROUTINE);
     // SAFETY: `resolve` accepted the handle: it points to a live `TeamHandle`.
     unsafe { &*team }.destroyed.store(true, Ordering::Release);

@@ -46,7 +46,20 @@ int main(void) {
     shmem_ctx_destroy(ctx);
     shmem_ctx_destroy(SHMEM_CTX_INVALID);
     CHECK(shmem_ctx_get_team(ctx, &t) != 0 && t == SHMEM_TEAM_INVALID, "destroyed ctx");
+
+    /* Destroying a team destroys the contexts made on it. */
+    shmem_ctx_t kept = SHMEM_CTX_INVALID;
+    if (me >= n / 2) {
+        CHECK(shmem_team_create_ctx(upper, 0, &kept) == 0, "a second context on the upper team");
+        shmem_ctx_quiet(kept);
+    }
+    shmem_ctx_t other = SHMEM_CTX_INVALID;
+    CHECK(shmem_ctx_create(0, &other) == 0, "a world context");
     shmem_team_destroy(upper);
+    if (me >= n / 2)
+        CHECK(shmem_ctx_get_team(kept, &t) != 0 && t == SHMEM_TEAM_INVALID, "the team's context outlived it");
+    CHECK(shmem_ctx_get_team(other, &t) == 0 && t == SHMEM_TEAM_WORLD, "a world context died with the team");
+    shmem_ctx_destroy(other);
     shmem_free(x);
     REPORT_OK("team_ctx");
     shmem_finalize();
