@@ -17,7 +17,7 @@ pub fn generate() -> String {
     for (table, names, factor) in [
         (REDUCE_BITWISE, ops(&["and", "or", "xor"]), 1),
         (REDUCE_ARITH, ops(&["max", "min", "sum", "prod"]), 1),
-        (REDUCE_COMPLEX, ops(&["sum"]), 2),
+        (REDUCE_COMPLEX, ops(&["sum", "prod"]), 1),
     ] {
         for t in table {
             for op in &names {
@@ -28,7 +28,7 @@ pub fn generate() -> String {
     for (table, names, factor) in [
         (TO_ALL_BITWISE, ops(&["and", "or", "xor"]), 1),
         (TO_ALL_ARITH, ops(&["max", "min", "sum", "prod"]), 1),
-        (REDUCE_COMPLEX, ops(&["sum"]), 2),
+        (REDUCE_COMPLEX, ops(&["sum", "prod"]), 1),
     ] {
         for t in table {
             for op in &names {
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn shmem_{name}_{op}({team} {rust}, source: *const {rust},
     }
 }
 
-/// `shmem_TYPE_OP_reduce`; `factor` Rust elements per C element (2 for complex).
+/// `shmem_TYPE_OP_reduce`; `factor` Rust elements per C element.
 fn reduce(s: &mut String, t: &Ty, op: &str, factor: usize) {
     let (name, c, rust) = (t.name, t.c, t.rust);
     let f = format!("shmem_{name}_{op}_reduce");

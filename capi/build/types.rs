@@ -163,8 +163,8 @@ pub const REDUCE_ARITH: &[Ty] = &[
 /// Complex types of the `sum` reduction: the Rust type is the component's (a complex
 /// sum is the sum of both components); `prod` is not provided.
 pub const REDUCE_COMPLEX: &[Ty] = &[
-    ty("complexd", "double _Complex", "f64"),
-    ty("complexf", "float _Complex", "f32"),
+    ty("complexd", "double _Complex", "rust::Complex64"),
+    ty("complexf", "float _Complex", "rust::Complex32"),
 ];
 
 /// Types of the legacy bitwise `_to_all` reductions.

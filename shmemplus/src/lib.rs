@@ -51,7 +51,7 @@ pub use emulate::RmaOp;
 pub use error::{Error, Result};
 pub use fpga_mock;
 pub use netsim;
-pub use reduce::{ReduceOp, Reducible};
+pub use reduce::{Complex32, Complex64, ReduceOp, Reducible};
 pub use shmem::{
     init, init_thread, init_with, AddressMap, Ctx, CtxOptions, InitOptions, MallocHints, Place,
     PlaceSpace, Shmem, SymVec, ThreadLevel, TuneSource,

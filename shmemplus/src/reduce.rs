@@ -54,8 +54,9 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// Element types of reductions: the integer types (every operator) and `f32`, `f64`
-/// (sum, prod, min, max).
+/// Element types of reductions: the integer types (every operator), `f32`, `f64`
+/// (sum, prod, min, max) and the complex types [`Complex32`], [`Complex64`] (sum,
+/// prod).
 pub trait Reducible: Pod + sealed::Sealed {
     /// Whether `op` is defined on the type.
     fn supports(op: ReduceOp) -> bool;
@@ -114,6 +115,50 @@ macro_rules! float_reducible {
 }
 float_reducible!(f32, f64);
 
+macro_rules! complex {
+    ($(#[$doc:meta] $name:ident($t:ty)),*) => {$(
+        #[$doc]
+        ///
+        /// Laid out as C's `_Complex` of the same float (real part first), so a C
+        /// array of them is a slice of this type.
+        #[repr(C)]
+        #[derive(Debug, Clone, Copy, PartialEq, Default, bytemuck::Zeroable, bytemuck::Pod)]
+        pub struct $name {
+            /// The real part.
+            pub re: $t,
+            /// The imaginary part.
+            pub im: $t,
+        }
+
+        impl sealed::Sealed for $name {}
+        impl Reducible for $name {
+            fn supports(op: ReduceOp) -> bool {
+                matches!(op, ReduceOp::Sum | ReduceOp::Prod)
+            }
+            fn combine(op: ReduceOp, acc: &mut [Self], other: &[Self]) {
+                let f: fn($name, $name) -> $name = match op {
+                    ReduceOp::Sum => |a, b| $name { re: a.re + b.re, im: a.im + b.im },
+                    ReduceOp::Prod => |a, b| $name {
+                        re: a.re * b.re - a.im * b.im,
+                        im: a.re * b.im + a.im * b.re,
+                    },
+                    // Refused by `supports` before any data moves.
+                    _ => |a, _| a,
+                };
+                for (a, &b) in acc.iter_mut().zip(other) {
+                    *a = f(*a, b);
+                }
+            }
+        }
+    )*};
+}
+complex!(
+    /// A complex number of two `f32`s, for sum and product reductions.
+    Complex32(f32),
+    /// A complex number of two `f64`s, for sum and product reductions.
+    Complex64(f64)
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +180,27 @@ mod tests {
         f64::combine(ReduceOp::Max, &mut f, &[1.0, 3.0]);
         assert_eq!(f, [1.5, 3.0]);
         assert!(!f32::supports(ReduceOp::Xor) && f32::supports(ReduceOp::Prod));
+    }
+
+    #[test]
+    fn complex_products_multiply_as_complex_numbers() {
+        let i = Complex64 { re: 0.0, im: 1.0 };
+        let mut a = [Complex64 { re: 1.0, im: 2.0 }, i];
+        Complex64::combine(
+            ReduceOp::Prod,
+            &mut a,
+            &[Complex64 { re: 3.0, im: -1.0 }, i],
+        );
+        // (1 + 2i)(3 - i) = 3 - i + 6i - 2i^2 = 5 + 5i; i * i = -1.
+        assert_eq!(
+            a,
+            [
+                Complex64 { re: 5.0, im: 5.0 },
+                Complex64 { re: -1.0, im: 0.0 }
+            ]
+        );
+        Complex64::combine(ReduceOp::Sum, &mut a, &[Complex64 { re: 1.0, im: 1.0 }; 2]);
+        assert_eq!(a[0], Complex64 { re: 6.0, im: 6.0 });
+        assert!(Complex32::supports(ReduceOp::Prod) && !Complex32::supports(ReduceOp::Max));
     }
 }

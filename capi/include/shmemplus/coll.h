@@ -92,13 +92,19 @@ SHMEMPLUS_TO_ALL_BITWISE_TYPES(SHMEMPLUS_DECL_TO_ALL_BITWISE)
 SHMEMPLUS_TO_ALL_ARITH_TYPES(SHMEMPLUS_DECL_TO_ALL_ARITH)
 
 #if !defined(__cplusplus)
-/* Complex sums (C only: C++ has no _Complex). Complex products are not provided. */
+/* Complex sums and products (C only: C++ has no _Complex). */
 int shmem_complexd_sum_reduce(shmem_team_t team, double _Complex *dest,
                               const double _Complex *source, size_t nreduce);
 int shmem_complexf_sum_reduce(shmem_team_t team, float _Complex *dest,
                               const float _Complex *source, size_t nreduce);
+int shmem_complexd_prod_reduce(shmem_team_t team, double _Complex *dest,
+                               const double _Complex *source, size_t nreduce);
+int shmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest,
+                               const float _Complex *source, size_t nreduce);
 SHMEMPLUS_DECL_TO_ALL(double _Complex, complexd, sum)
 SHMEMPLUS_DECL_TO_ALL(float _Complex, complexf, sum)
+SHMEMPLUS_DECL_TO_ALL(double _Complex, complexd, prod)
+SHMEMPLUS_DECL_TO_ALL(float _Complex, complexf, prod)
 #endif
 
 #undef SHMEMPLUS_DECL_REDUCE
@@ -184,7 +190,7 @@ static inline int shmem_sync(shmem_team_t t) { return shmem_team_sync(t); }
 #define shmem_or_reduce(team, dest, source, n) SHMEMPLUS_BITWISE_GENERIC(dest, or)(team, dest, source, n)
 #define shmem_xor_reduce(team, dest, source, n) SHMEMPLUS_BITWISE_GENERIC(dest, xor)(team, dest, source, n)
 #define shmem_sum_reduce(team, dest, source, n) SHMEMPLUS_SUM_GENERIC(dest, sum)(team, dest, source, n)
-/* max, min and prod have no complex forms: the generic lists name only real types. */
+/* max and min have no complex forms: their generic list names only real types. */
 #define SHMEMPLUS_REAL_GENERIC(ptr, op)                                                 \
     _Generic(*(ptr),                                                                    \
         char: shmem_char_##op##_reduce, signed char: shmem_schar_##op##_reduce,         \
@@ -196,7 +202,7 @@ static inline int shmem_sync(shmem_team_t t) { return shmem_team_sync(t); }
         float: shmem_float_##op##_reduce, double: shmem_double_##op##_reduce)
 #define shmem_max_reduce(team, dest, source, n) SHMEMPLUS_REAL_GENERIC(dest, max)(team, dest, source, n)
 #define shmem_min_reduce(team, dest, source, n) SHMEMPLUS_REAL_GENERIC(dest, min)(team, dest, source, n)
-#define shmem_prod_reduce(team, dest, source, n) SHMEMPLUS_REAL_GENERIC(dest, prod)(team, dest, source, n)
+#define shmem_prod_reduce(team, dest, source, n) SHMEMPLUS_SUM_GENERIC(dest, prod)(team, dest, source, n)
 /* shmem_sync(team) (1.5) and shmem_sync(PE_start, logPE_stride, PE_size, pSync)
  * (deprecated), told apart by the number of arguments. */
 #define SHMEMPLUS_SYNC_PICK(_1, _2, _3, _4, NAME, ...) NAME

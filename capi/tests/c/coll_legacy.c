@@ -100,6 +100,11 @@ int main(void) {
         *z = i + 1.0 * I;
         shmem_complexd_sum_to_all(zr, z, 1, 0, 1, size, (double _Complex *)wrk, psync);
         CHECK(creal(*zr) == 0.5 * size * (size - 1) && cimag(*zr) == size, "complex sum");
+        *z = 1.0 + i * I;
+        shmem_complexd_prod_to_all(zr, z, 1, 0, 1, size, (double _Complex *)wrk, psync);
+        double _Complex want = 1.0;
+        for (int j = 0; j < size; j++) want *= 1.0 + j * I;
+        CHECK(*zr == want, "complex prod %g%+gi", creal(*zr), cimag(*zr));
     } else {
         /* The odd PEs meanwhile: their own reduction with their own pSync. */
         int *is = (int *)src, *id = (int *)dst;

@@ -154,6 +154,14 @@ static void reductions(shmem_team_t team, const char *what) {
     shmem_complexd_sum_reduce(team, zr, z, 1);
     double s = 0.5 * n * (n - 1);
     CHECK(creal(*zr) == s && cimag(*zr) == 2 * s, "%s complex sum %g%+gi", what, creal(*zr), cimag(*zr));
+    /* A complex product: (1 + 0i)(1 + 1i)...(1 + (n-1)i), Gaussian integers, exact. */
+    *z = 1.0 + me * I;
+    shmem_complexd_prod_reduce(team, zr, z, 1);
+    double _Complex want = 1.0;
+    for (int j = 0; j < n; j++) want *= 1.0 + j * I;
+    CHECK(*zr == want, "%s complex prod %g%+gi, want %g%+gi", what, creal(*zr), cimag(*zr), creal(want), cimag(want));
+    shmem_prod_reduce(team, zr, z, 1); /* the C11 generic form reaches complex too */
+    CHECK(*zr == want, "%s generic complex prod %g%+gi", what, creal(*zr), cimag(*zr));
 
 }
 
