@@ -28,11 +28,18 @@
 
 #include "common.h"
 
-#if defined(SHMEM_MAJOR_VERSION) && defined(SHMEM_MINOR_VERSION) && \
+/* -DOSH_BENCH_LEGACY forces the 1.4 active-set collectives on a 1.5 library too. */
+#if defined(SHMEM_MAJOR_VERSION) && defined(SHMEM_MINOR_VERSION) && !defined(OSH_BENCH_LEGACY) && \
     (SHMEM_MAJOR_VERSION > 1 || (SHMEM_MAJOR_VERSION == 1 && SHMEM_MINOR_VERSION >= 5))
 #define USE_TEAMS 1
 #else
 #define USE_TEAMS 0
+#endif
+
+/* The "impl" field of the output: "oshmem" when built with oshcc; built with shmemcc,
+ * pass -DOSH_BENCH_IMPL='"shmemplus-c"'. */
+#ifndef OSH_BENCH_IMPL
+#define OSH_BENCH_IMPL "oshmem"
 #endif
 
 #define MAX_REPS 101
@@ -71,11 +78,11 @@ static void emit(const char *op, long bytes, double latency_s, double bw_bytes)
     if (me != 0) return;
     double lat_us = latency_s * 1e6;
     if (bw_bytes > 0)
-        printf("{\"impl\":\"oshmem\",\"op\":\"%s\",\"n_pes\":%d,\"bytes\":%ld,"
+        printf("{\"impl\":\"" OSH_BENCH_IMPL "\",\"op\":\"%s\",\"n_pes\":%d,\"bytes\":%ld,"
                "\"latency_us\":%.4f,\"bandwidth_mbps\":%.2f}\n",
                op, npes, bytes, lat_us, bw_bytes / latency_s / 1e6);
     else
-        printf("{\"impl\":\"oshmem\",\"op\":\"%s\",\"n_pes\":%d,\"bytes\":%ld,"
+        printf("{\"impl\":\"" OSH_BENCH_IMPL "\",\"op\":\"%s\",\"n_pes\":%d,\"bytes\":%ld,"
                "\"latency_us\":%.4f,\"bandwidth_mbps\":null}\n",
                op, npes, bytes, lat_us);
     fflush(stdout);
