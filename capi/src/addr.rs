@@ -165,6 +165,24 @@ pub(crate) fn symmetric(
     }
 }
 
+/// [`symmetric`] with the place's byte space ([`bytes`]), from one look at the cache:
+/// what every put and get needs of its symmetric side.
+#[inline]
+pub(crate) fn symmetric_bytes(
+    shmem: &Shmem,
+    routine: &str,
+    arg: &str,
+    addr: *const c_void,
+) -> (Place, usize, &'static PlaceSpace<u8>) {
+    if let Some(cached) = CACHED.get() {
+        if let Some(offset) = cached.map.locate(addr.cast()) {
+            return (Place::Cpu, offset, &cached.cpu);
+        }
+    }
+    let (place, offset) = symmetric(shmem, routine, arg, addr);
+    (place, offset, bytes(shmem, routine, place))
+}
+
 #[cold]
 #[inline(never)]
 fn not_symmetric(routine: &str, arg: &str, addr: *const c_void) -> ! {

@@ -43,8 +43,7 @@ pub(crate) unsafe fn put(
     }
     let shmem = shmem(routine);
     let pe = pe_arg(routine, pe);
-    let (place, offset) = addr::symmetric(shmem, routine, "dest", dest);
-    let dest_space = addr::bytes(shmem, routine, place);
+    let (_, offset, dest_space) = addr::symmetric_bytes(shmem, routine, "dest", dest);
     let done = match addr::in_board_window(src) {
         Some((from @ Place::Fpga(_), src_offset)) => {
             let src_space = addr::bytes(shmem, routine, from);
@@ -90,8 +89,7 @@ pub(crate) unsafe fn get(
     }
     let shmem = shmem(routine);
     let pe = pe_arg(routine, pe);
-    let (place, offset) = addr::symmetric(shmem, routine, "source", src);
-    let src_space = addr::bytes(shmem, routine, place);
+    let (_, offset, src_space) = addr::symmetric_bytes(shmem, routine, "source", src);
     let done = match addr::in_board_window(dest) {
         Some((to @ Place::Fpga(_), dest_offset)) => {
             let dest_space = addr::bytes(shmem, routine, to);
