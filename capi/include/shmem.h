@@ -18,5 +18,6 @@
 #include "shmemplus/sync.h"
 #include "shmemplus/teams.h"
 #include "shmemplus/coll.h"
+#include "shmemplus/longdouble.h"
 
 #endif /* SHMEM_H */

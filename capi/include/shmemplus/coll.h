@@ -184,6 +184,7 @@ static inline int shmem_sync(shmem_team_t t) { return shmem_team_sync(t); }
         unsigned int: shmem_uint_##op##_reduce, unsigned long: shmem_ulong_##op##_reduce, \
         unsigned long long: shmem_ulonglong_##op##_reduce,                              \
         float: shmem_float_##op##_reduce, double: shmem_double_##op##_reduce,           \
+        long double: shmem_longdouble_##op##_reduce,                                    \
         double _Complex: shmem_complexd_##op##_reduce,                                  \
         float _Complex: shmem_complexf_##op##_reduce)
 #define shmem_and_reduce(team, dest, source, n) SHMEMPLUS_BITWISE_GENERIC(dest, and)(team, dest, source, n)
@@ -199,7 +200,8 @@ static inline int shmem_sync(shmem_team_t t) { return shmem_team_sync(t); }
         unsigned char: shmem_uchar_##op##_reduce, unsigned short: shmem_ushort_##op##_reduce, \
         unsigned int: shmem_uint_##op##_reduce, unsigned long: shmem_ulong_##op##_reduce, \
         unsigned long long: shmem_ulonglong_##op##_reduce,                              \
-        float: shmem_float_##op##_reduce, double: shmem_double_##op##_reduce)
+        float: shmem_float_##op##_reduce, double: shmem_double_##op##_reduce,           \
+        long double: shmem_longdouble_##op##_reduce)
 #define shmem_max_reduce(team, dest, source, n) SHMEMPLUS_REAL_GENERIC(dest, max)(team, dest, source, n)
 #define shmem_min_reduce(team, dest, source, n) SHMEMPLUS_REAL_GENERIC(dest, min)(team, dest, source, n)
 #define shmem_prod_reduce(team, dest, source, n) SHMEMPLUS_SUM_GENERIC(dest, prod)(team, dest, source, n)

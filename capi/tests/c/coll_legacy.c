@@ -105,6 +105,13 @@ int main(void) {
         double _Complex want = 1.0;
         for (int j = 0; j < size; j++) want *= 1.0 + j * I;
         CHECK(*zr == want, "complex prod %g%+gi", creal(*zr), cimag(*zr));
+        /* long double (header inline functions): sum and prod of 1 + i/2 over the set. */
+        long double *ls = (long double *)src, *ld = (long double *)dst;
+        ls[0] = 1.0L + 0.5L * i;
+        shmem_longdouble_sum_to_all(ld, ls, 1, 0, 1, size, (long double *)wrk, psync);
+        CHECK(ld[0] == size + 0.25L * size * (size - 1), "long double sum %Lg", ld[0]);
+        shmem_longdouble_prod_to_all(ld, ls, 1, 0, 1, size, (long double *)wrk, psync);
+        CHECK(ld[0] == (long double)prod, "long double prod %Lg, want %g", ld[0], prod);
     } else {
         /* The odd PEs meanwhile: their own reduction with their own pSync. */
         int *is = (int *)src, *id = (int *)dst;

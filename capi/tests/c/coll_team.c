@@ -6,6 +6,9 @@
 #include <complex.h>
 #include "check.h"
 
+/* long double reductions work on globals too (symmetric like the heap). */
+static long double ld_src[3], ld_res[3];
+
 /* Symmetric buffers, allocated once by every PE (shmem_malloc is collective over the
  * world, so a subset team must not allocate). */
 static struct {
@@ -162,6 +165,17 @@ static void reductions(shmem_team_t team, const char *what) {
     CHECK(*zr == want, "%s complex prod %g%+gi, want %g%+gi", what, creal(*zr), cimag(*zr), creal(want), cimag(want));
     shmem_prod_reduce(team, zr, z, 1); /* the C11 generic form reaches complex too */
     CHECK(*zr == want, "%s generic complex prod %g%+gi", what, creal(*zr), cimag(*zr));
+
+    /* long double: every operator (header inline functions over getmem and team sync). */
+    ld_src[0] = 0.5L * me; ld_src[1] = 1.0L + me; ld_src[2] = -(long double)me;
+    shmem_longdouble_sum_reduce(team, ld_res, ld_src, 3);
+    CHECK(ld_res[0] == 0.25L * n * (n - 1) && ld_res[1] == n + 0.5L * n * (n - 1), "%s long double sum %Lg %Lg", what, ld_res[0], ld_res[1]);
+    shmem_max_reduce(team, ld_res, ld_src, 3);
+    CHECK(ld_res[0] == 0.5L * (n - 1) && ld_res[2] == 0.0L, "%s long double max %Lg %Lg", what, ld_res[0], ld_res[2]);
+    shmem_longdouble_min_reduce(team, ld_res, ld_src, 3);
+    CHECK(ld_res[0] == 0.0L && ld_res[2] == -(long double)(n - 1), "%s long double min %Lg", what, ld_res[2]);
+    shmem_prod_reduce(team, &ld_res[1], &ld_src[1], 1);
+    CHECK(ld_res[1] == (long double)fact, "%s long double prod %Lg", what, ld_res[1]);
 
 }
 
