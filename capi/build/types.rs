@@ -160,8 +160,8 @@ pub const REDUCE_ARITH: &[Ty] = &[
     ty("double", "double", "f64"),
 ];
 
-/// Complex types of the `sum` reduction: the Rust type is the component's (a complex
-/// sum is the sum of both components); `prod` is not provided.
+/// Complex types of the `sum` and `prod` reductions: the Rust types lay out like C's
+/// `_Complex` (real part first) and multiply as complex numbers.
 pub const REDUCE_COMPLEX: &[Ty] = &[
     ty("complexd", "double _Complex", "rust::Complex64"),
     ty("complexf", "float _Complex", "rust::Complex32"),

@@ -28,7 +28,8 @@
 //! member pair (the Rust team collectives use trees and spread the work); the
 //! reductions read every member's source and ignore `pWrk`; two calls that overlap in
 //! time must use different `pSync` arrays, as the specification requires. Reductions
-//! of `long double` (and complex products) are not provided (see `build/types.rs`).
+//! of `long double` are inline functions in the header (`shmemplus/longdouble.h`):
+//! Rust has no 80-bit float.
 //!
 //! This module owns that protocol. It must not move bytes itself (every transfer is a
 //! Rust API call) nor keep state between calls.

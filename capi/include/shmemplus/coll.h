@@ -5,7 +5,8 @@
 #ifndef SHMEMPLUS_COLL_H
 #define SHMEMPLUS_COLL_H
 
-/* Reduction types (Table 10): X(C type, TYPENAME). long double is not provided. */
+/* Reduction types (Table 10): X(C type, TYPENAME). long double's reductions are
+ * inline functions in shmemplus/longdouble.h. */
 #define SHMEMPLUS_REDUCE_BITWISE_TYPES(X)                                               \
     X(unsigned char, uchar) X(unsigned short, ushort) X(unsigned int, uint)             \
     X(unsigned long, ulong) X(unsigned long long, ulonglong) X(int8_t, int8)            \
