@@ -117,7 +117,7 @@ fn sync_words(shmem: &Shmem, routine: &str, p_sync: *mut c_long) -> SymVec<u64> 
         bad_arg(routine, "pSync", "not aligned for a long")
     }
     shmem
-        .object_at::<u64>(place, offset, SYNC_WORDS)
+        .place_view::<u64>(place, offset, SYNC_WORDS)
         .or_die(routine)
 }
 

@@ -5,7 +5,7 @@
 //! generic body here. The legacy active-set forms are in `active_set`.
 //!
 //! This module owns turning C arguments (a team, addresses and counts) into the Rust
-//! API's objects ([`rust::Shmem::object_at`]) and one call of its collective, which
+//! API's objects ([`rust::Shmem::place_view`]) and one call of its collective, which
 //! checks the arguments on every member alike and moves the data. It must not move
 //! bytes itself. Every routine returns 0: a failed call ends the job with a message
 //! naming the PE and the routine (the Rust API gives every member the same error, so
@@ -35,7 +35,7 @@ pub(crate) fn object<T: Pod>(
         (0, None) => (Place::Cpu, 0),
         (_, None) => addr::symmetric(shmem, routine, arg, ptr),
     };
-    shmem.object_at::<T>(place, offset, nelems).or_die(routine)
+    shmem.place_view::<T>(place, offset, nelems).or_die(routine)
 }
 
 /// The objects of a collect. The Rust API wants the same objects on every member,
@@ -59,7 +59,7 @@ fn collect_objects<T: Pod>(
         };
         // `offset` lies inside the place's space, and `other` past it when chosen.
         let len = end.saturating_sub(offset) / size_of::<T>().max(1);
-        shmem.object_at::<T>(place, offset, len).or_die(routine)
+        shmem.place_view::<T>(place, offset, len).or_die(routine)
     };
     (object(d, s), object(s, d))
 }

@@ -16,7 +16,7 @@ fn lock_object(shmem: &Shmem, routine: &str, lock: *mut c_long) -> SymVec<u64> {
     if offset % align_of::<u64>() != 0 {
         bad_arg(routine, "lock", "not aligned for a long")
     }
-    shmem.object_at::<u64>(place, offset, 1).or_die(routine)
+    shmem.place_view::<u64>(place, offset, 1).or_die(routine)
 }
 
 /// Acquires the distributed lock `*lock`, waiting while another PE holds it

@@ -6,7 +6,6 @@
 //! | file | owns |
 //! |---|---|
 //! | `place` | [`Place`], [`SymVec`], a place's wire word, locating elements |
-//! | `view` | `object_at`: an object named by place, byte offset and length |
 //! | `init` | `init`/`init_with`: configuration, mapping the job's heaps (and the program's data, `statics`), the start-up report |
 //! | `lifecycle` | the progress thread's watcher, `finalize`, shutdown and `Drop` |
 //! | `alloc` | collective `alloc`/`free` and the symmetry check |
@@ -61,7 +60,6 @@ mod teams;
 mod thread;
 mod tuning;
 mod user_am;
-mod view;
 
 pub use alloc_variants::MallocHints;
 pub use ctx::{Ctx, CtxOptions};

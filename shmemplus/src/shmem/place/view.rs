@@ -1,7 +1,8 @@
 //! Views of part of a place's symmetric space: a [`SymVec`] naming `len` elements at
 //! a given byte offset, the same range on every PE. Interfaces that deal in raw
 //! addresses use them where a call acts on a whole object (the C binding's waits and
-//! tests watch exactly the array they were given, not the whole heap).
+//! tests watch exactly the array they were given, not the whole heap; its collectives
+//! and locks name their arrays and lock words this way).
 //!
 //! This module owns making such a view and checking that it lies inside the place and
 //! is aligned to its elements. It must not read or write memory.
@@ -13,8 +14,10 @@ use std::marker::PhantomData;
 
 impl Shmem {
     /// `len` elements of `T` starting at byte `offset` of `place`'s symmetric space,
-    /// as one object (see [`Shmem::place_space`] for the whole space). `offset` must
-    /// be a multiple of `size_of::<T>()` and the range must lie inside the place.
+    /// as one object, the same range on every PE (see [`Shmem::place_space`] for the
+    /// whole space). It need not be one allocation, and the call is local (not
+    /// collective). `offset` must be aligned for `T` ([`Error::InvalidArgument`]) and
+    /// the range must lie inside the place ([`Error::OutOfBounds`], in bytes).
     ///
     /// ```
     /// use shmemplus::{Cmp, Place};
@@ -24,26 +27,37 @@ impl Shmem {
     /// let middle = shmem.place_view::<u32>(Place::Cpu, v.heap_offset() + 4, 2)?;
     /// assert_eq!(shmem.local_to_vec(&middle)?, [6, 7]);
     /// assert!(shmem.test_all(&middle, None, Cmp::Gt, 5)?);
+    /// // Misaligned for u32, or past the end of the place: errors.
     /// assert!(shmem.place_view::<u32>(Place::Cpu, v.heap_offset() + 2, 1).is_err());
+    /// assert!(shmem.place_view::<u32>(Place::Cpu, usize::MAX - 3, 1).is_err());
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
     pub fn place_view<T: Pod>(&self, place: Place, offset: usize, len: usize) -> Result<SymVec<T>> {
-        let space = self.place_space::<T>(place)?;
-        let elem = size_of::<T>().max(1);
-        if offset % elem != 0 {
+        let space = self.place_space::<u8>(place)?;
+        let align = align_of::<T>();
+        if offset % align != 0 {
             return Err(Error::InvalidArgument(format!(
-                "byte offset {offset} is not a multiple of the element size {elem}"
+                "byte offset {offset} is not aligned to {align} bytes"
             )));
         }
-        // The view's elements are space elements offset/elem .. +len: the range check
-        // every access makes, done once here.
-        self.locate(&space, offset / elem, len)?;
-        Ok(SymVec {
-            offset,
-            len,
-            place,
-            job: space.job,
-            _elem: PhantomData,
-        })
+        let end = len
+            .checked_mul(size_of::<T>())
+            .and_then(|bytes| offset.checked_add(bytes));
+        match end {
+            // Every place starts aligned (heaps at 2 MiB, the static area at a page,
+            // boards at their partition), so an aligned offset is an aligned address.
+            Some(end) if end <= space.len => Ok(SymVec {
+                offset,
+                len,
+                place,
+                job: space.job,
+                _elem: PhantomData,
+            }),
+            _ => Err(Error::OutOfBounds {
+                start: offset,
+                end: end.unwrap_or(usize::MAX),
+                len: space.len,
+            }),
+        }
     }
 }
