@@ -94,3 +94,22 @@ fn atomics_on_board_addresses_are_exact_under_both_conduits_and_novo_g() {
     );
     run_ok("shmemx_atomics.c", 4, &[("SHMEMPLUS_PROFILE", "novo-g")]);
 }
+
+#[test]
+fn boards_shared_by_two_pes_of_a_node_keep_their_partitions_apart() {
+    // Two PEs per node: each board of a node holds one partition per PE, and a put to
+    // the node peer's board address must land in the peer's partition, not this PE's.
+    for program in ["shmemx_boards.c", "shmemx_atomics.c"] {
+        let exe = common::build(program, &[]);
+        let name = program.trim_end_matches(".c");
+        for conduit in ["shm", "am"] {
+            let env = [("SHMEMPLUS_FPGAS", "1"), ("SHMEMPLUS_CONDUIT", conduit)];
+            let report = shmemplus_tests::run_with(&exe.to_string_lossy(), 4, Some(2), &[], &env);
+            shmemplus_tests::assert_all_ok(
+                &report,
+                name,
+                &format!("{program}, 2 PEs per node, {conduit}"),
+            );
+        }
+    }
+}

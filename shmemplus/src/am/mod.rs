@@ -557,15 +557,15 @@ impl AmEngine {
     /// after it), if it is in bounds.
     pub(crate) fn heap_range(&self, offset: u64, len: usize) -> Result<*mut u8, String> {
         let seg = self.segs.mine();
-        let heap = seg.cpu_bytes() as u64;
+        let cpu = seg.cpu_bytes() as u64;
         match offset.checked_add(len as u64) {
-            Some(end) if end <= heap => {
+            Some(end) if end <= cpu => {
                 // SAFETY: offset + len <= cpu_bytes, so the pointer stays in the
                 // segment's heap or static area (`Segment::cpu_bytes`).
                 Ok(unsafe { seg.heap_base().add(offset as usize) })
             }
             _ => Err(format!(
-                "bytes {offset}..{} are outside the symmetric heap of {heap} bytes",
+                "bytes {offset}..{} are outside the {cpu} bytes of symmetric CPU memory (heap and program data)",
                 offset.saturating_add(len as u64)
             )),
         }
