@@ -93,6 +93,7 @@ fn create(
         team,
         ctx: Mutex::new(Some(ctx)),
     }));
+    team::on_destroy(destroy_contexts_of);
     made().push(handle);
     Ok(handle)
 }
@@ -116,8 +117,9 @@ fn destroy(routine: &str, handle: &CtxHandle) {
 }
 
 /// Destroys every live context made on `team` (OpenSHMEM: destroying a team destroys
-/// the contexts created from it); called by `shmem_team_destroy` before the team goes.
-pub(crate) fn destroy_contexts_of(routine: &str, team: &TeamHandle) {
+/// the contexts created from it); `shmem_team_destroy` calls it, through
+/// `team::on_destroy`, before the team goes.
+fn destroy_contexts_of(routine: &str, team: &TeamHandle) {
     let mine: Vec<&'static CtxHandle> = {
         let mut made = made();
         made.retain(|h| h.live.load(Ordering::Acquire));

@@ -345,11 +345,23 @@ pub unsafe extern "C" fn shmem_team_destroy(team: *const TeamHandle) {
     let shmem = shmem(ROUTINE);
     // SAFETY: the caller's contract, passed on.
     let rust_team = unsafe { resolve(ROUTINE, team) };
-    // SAFETY: `resolve` accepted the handle: it points to a live `TeamHandle`.
-    crate::ctx::destroy_contexts_of(ROUTINE, unsafe { &*team });
+    if let Some(destroy_contexts) = DESTROY_CONTEXTS.get() {
+        // SAFETY: `resolve` accepted the handle: it points to a live `TeamHandle`.
+        destroy_contexts(ROUTINE, unsafe { &*team });
+    }
     shmem.team_destroy(rust_team.clone()).or_die(ROUTINE);
     // SAFETY: `resolve` accepted the handle: it points to a live `TeamHandle`.
     unsafe { &*team }.destroyed.store(true, Ordering::Release);
+}
+
+/// What destroys the contexts made on a team, registered by `ctx` when it makes its
+/// first context: contexts know their team, teams do not know the context module
+/// (OpenSHMEM: destroying a team destroys its contexts).
+static DESTROY_CONTEXTS: OnceLock<fn(&str, &TeamHandle)> = OnceLock::new();
+
+/// Registers what `shmem_team_destroy` calls to destroy a team's contexts.
+pub(crate) fn on_destroy(destroy_contexts: fn(&str, &TeamHandle)) {
+    let _ = DESTROY_CONTEXTS.set(destroy_contexts);
 }
 
 /// This PE's number in `team`, or -1 if it is not a member (OpenSHMEM
