@@ -23,6 +23,19 @@ use crate::error::{Error, Result};
 use crate::sync::Poll;
 use bytemuck::Pod;
 
+/// The elements of `idx` whose word satisfies `<cmp> value(i)`.
+fn hits<T: AtomicInt>(
+    idx: &[usize],
+    words: &[T],
+    cmp: Cmp,
+    value: &impl Fn(usize) -> T,
+) -> Vec<usize> {
+    idx.iter()
+        .copied()
+        .filter(|&i| cmp.holds(words[i], value(i)))
+        .collect()
+}
+
 impl Shmem {
     /// Reads this PE's own `obj` word by word (atomically, so a concurrent atomic or
     /// signal is never seen torn).
@@ -144,9 +157,7 @@ impl Shmem {
         value: T,
     ) -> Result<()> {
         let idx = Self::included(ivars.len(), skip)?;
-        self.wait_words(ivars, |w| {
-            idx.iter().all(|&i| cmp.holds(w[i], value)).then_some(())
-        })
+        self.wait_all_of(ivars, &idx, cmp, |_| value)
     }
 
     /// Waits until some included element satisfies the comparison and returns its
@@ -159,15 +170,7 @@ impl Shmem {
         value: T,
     ) -> Result<Option<usize>> {
         let idx = Self::included(ivars.len(), skip)?;
-        if idx.is_empty() {
-            return Ok(None);
-        }
-        self.wait_words(ivars, |w| {
-            idx.iter()
-                .copied()
-                .find(|&i| cmp.holds(w[i], value))
-                .map(Some)
-        })
+        self.wait_any_of(ivars, &idx, cmp, |_| value)
     }
 
     /// Waits until at least one included element satisfies the comparison and returns
@@ -181,36 +184,7 @@ impl Shmem {
         value: T,
     ) -> Result<Vec<usize>> {
         let idx = Self::included(ivars.len(), skip)?;
-        if idx.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.wait_words(ivars, |w| {
-            let hits: Vec<usize> = idx
-                .iter()
-                .copied()
-                .filter(|&i| cmp.holds(w[i], value))
-                .collect();
-            (!hits.is_empty()).then_some(hits)
-        })
-    }
-
-    /// The included indices of `ivars` and which of them satisfy the comparison now.
-    fn test_now<T: AtomicInt>(
-        &self,
-        ivars: &SymVec<T>,
-        skip: Option<&[bool]>,
-        cmp: Cmp,
-        value: T,
-    ) -> Result<(usize, Vec<usize>)> {
-        let idx = Self::included(ivars.len(), skip)?;
-        let mut w = Vec::new();
-        self.read_words(ivars, &mut w)?;
-        let hits = idx
-            .iter()
-            .copied()
-            .filter(|&i| cmp.holds(w[i], value))
-            .collect();
-        Ok((idx.len(), hits))
+        self.wait_some_of(ivars, &idx, cmp, |_| value)
     }
 
     /// Whether every included element satisfies the comparison now (`shmem_test_all`).
@@ -221,8 +195,8 @@ impl Shmem {
         cmp: Cmp,
         value: T,
     ) -> Result<bool> {
-        let (included, hits) = self.test_now(ivars, skip, cmp, value)?;
-        Ok(hits.len() == included)
+        let idx = Self::included(ivars.len(), skip)?;
+        Ok(self.hits_now(ivars, &idx, cmp, |_| value)?.len() == idx.len())
     }
 
     /// An included element that satisfies the comparison now, if any (`shmem_test_any`).
@@ -233,7 +207,8 @@ impl Shmem {
         cmp: Cmp,
         value: T,
     ) -> Result<Option<usize>> {
-        Ok(self.test_now(ivars, skip, cmp, value)?.1.first().copied())
+        let idx = Self::included(ivars.len(), skip)?;
+        Ok(self.hits_now(ivars, &idx, cmp, |_| value)?.first().copied())
     }
 
     /// The included elements that satisfy the comparison now (`shmem_test_some`).
@@ -244,7 +219,76 @@ impl Shmem {
         cmp: Cmp,
         value: T,
     ) -> Result<Vec<usize>> {
-        Ok(self.test_now(ivars, skip, cmp, value)?.1)
+        let idx = Self::included(ivars.len(), skip)?;
+        self.hits_now(ivars, &idx, cmp, |_| value)
+    }
+
+    // The bodies the scalar forms above and the vector forms (`p2p/vector.rs`) share:
+    // element `i` of `idx` is compared with `value(i)` (one value for all, or its own).
+    // The predicates passed to `wait_words` only read the words they are given.
+
+    /// Waits until every element of `idx` satisfies its comparison.
+    pub(super) fn wait_all_of<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        idx: &[usize],
+        cmp: Cmp,
+        value: impl Fn(usize) -> T,
+    ) -> Result<()> {
+        self.wait_words(ivars, |w| {
+            idx.iter().all(|&i| cmp.holds(w[i], value(i))).then_some(())
+        })
+    }
+
+    /// Waits until some element of `idx` satisfies its comparison and returns it;
+    /// `None` at once when `idx` is empty.
+    pub(super) fn wait_any_of<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        idx: &[usize],
+        cmp: Cmp,
+        value: impl Fn(usize) -> T,
+    ) -> Result<Option<usize>> {
+        if idx.is_empty() {
+            return Ok(None);
+        }
+        self.wait_words(ivars, |w| {
+            idx.iter()
+                .copied()
+                .find(|&i| cmp.holds(w[i], value(i)))
+                .map(Some)
+        })
+    }
+
+    /// Waits until some element of `idx` satisfies its comparison and returns all
+    /// that do; empty at once when `idx` is empty.
+    pub(super) fn wait_some_of<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        idx: &[usize],
+        cmp: Cmp,
+        value: impl Fn(usize) -> T,
+    ) -> Result<Vec<usize>> {
+        if idx.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.wait_words(ivars, |w| {
+            let found = hits(idx, w, cmp, &value);
+            (!found.is_empty()).then_some(found)
+        })
+    }
+
+    /// The elements of `idx` that satisfy their comparison now.
+    pub(super) fn hits_now<T: AtomicInt>(
+        &self,
+        ivars: &SymVec<T>,
+        idx: &[usize],
+        cmp: Cmp,
+        value: impl Fn(usize) -> T,
+    ) -> Result<Vec<usize>> {
+        let mut w = Vec::new();
+        self.read_words(ivars, &mut w)?;
+        Ok(hits(idx, &w, cmp, &value))
     }
 
     // ------------------------------------------------------------ signals

@@ -2,20 +2,13 @@
 //! `shmem_wait_until_all_vector`, `_any_vector`, `_some_vector` and the `test` ones):
 //! element `i` of the watched array is compared with its own value `values[i]`.
 //!
-//! This module owns those comparisons; reading the words and waiting are the scalar
-//! forms' (`p2p`). It must not write the watched words.
+//! This module owns the argument checks of those forms (one value per element); the
+//! comparisons, reading the words and waiting are shared with the scalar forms
+//! (`p2p`). It must not write the watched words.
 
 use super::super::{Shmem, SymVec};
 use crate::atomic::{AtomicInt, Cmp};
 use crate::error::{Error, Result};
-
-/// The included indices whose word satisfies `<cmp> values[i]`.
-fn hits<T: AtomicInt>(idx: &[usize], words: &[T], cmp: Cmp, values: &[T]) -> Vec<usize> {
-    idx.iter()
-        .copied()
-        .filter(|&i| cmp.holds(words[i], values[i]))
-        .collect()
-}
 
 impl Shmem {
     /// The included indices of `ivars`, after checking that `values` has one entry per
@@ -57,11 +50,7 @@ impl Shmem {
         values: &[T],
     ) -> Result<()> {
         let idx = Self::included_vector(ivars, skip, values)?;
-        self.wait_words(ivars, |w| {
-            idx.iter()
-                .all(|&i| cmp.holds(w[i], values[i]))
-                .then_some(())
-        })
+        self.wait_all_of(ivars, &idx, cmp, |i| values[i])
     }
 
     /// Waits until some included element satisfies its comparison and returns its
@@ -75,15 +64,7 @@ impl Shmem {
         values: &[T],
     ) -> Result<Option<usize>> {
         let idx = Self::included_vector(ivars, skip, values)?;
-        if idx.is_empty() {
-            return Ok(None);
-        }
-        self.wait_words(ivars, |w| {
-            idx.iter()
-                .copied()
-                .find(|&i| cmp.holds(w[i], values[i]))
-                .map(Some)
-        })
+        self.wait_any_of(ivars, &idx, cmp, |i| values[i])
     }
 
     /// Waits until at least one included element satisfies its comparison and
@@ -97,27 +78,7 @@ impl Shmem {
         values: &[T],
     ) -> Result<Vec<usize>> {
         let idx = Self::included_vector(ivars, skip, values)?;
-        if idx.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.wait_words(ivars, |w| {
-            let found = hits(&idx, w, cmp, values);
-            (!found.is_empty()).then_some(found)
-        })
-    }
-
-    /// The included indices and which of them satisfy their comparison now.
-    fn test_now_vector<T: AtomicInt>(
-        &self,
-        ivars: &SymVec<T>,
-        skip: Option<&[bool]>,
-        cmp: Cmp,
-        values: &[T],
-    ) -> Result<(usize, Vec<usize>)> {
-        let idx = Self::included_vector(ivars, skip, values)?;
-        let mut w = Vec::new();
-        self.read_words(ivars, &mut w)?;
-        Ok((idx.len(), hits(&idx, &w, cmp, values)))
+        self.wait_some_of(ivars, &idx, cmp, |i| values[i])
     }
 
     /// Whether every included element satisfies its comparison now
@@ -129,8 +90,8 @@ impl Shmem {
         cmp: Cmp,
         values: &[T],
     ) -> Result<bool> {
-        let (included, found) = self.test_now_vector(ivars, skip, cmp, values)?;
-        Ok(found.len() == included)
+        let idx = Self::included_vector(ivars, skip, values)?;
+        Ok(self.hits_now(ivars, &idx, cmp, |i| values[i])?.len() == idx.len())
     }
 
     /// An included element that satisfies its comparison now, if any
@@ -142,9 +103,9 @@ impl Shmem {
         cmp: Cmp,
         values: &[T],
     ) -> Result<Option<usize>> {
+        let idx = Self::included_vector(ivars, skip, values)?;
         Ok(self
-            .test_now_vector(ivars, skip, cmp, values)?
-            .1
+            .hits_now(ivars, &idx, cmp, |i| values[i])?
             .first()
             .copied())
     }
@@ -158,21 +119,23 @@ impl Shmem {
         cmp: Cmp,
         values: &[T],
     ) -> Result<Vec<usize>> {
-        Ok(self.test_now_vector(ivars, skip, cmp, values)?.1)
+        let idx = Self::included_vector(ivars, skip, values)?;
+        self.hits_now(ivars, &idx, cmp, |i| values[i])
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::hits;
+    use super::super::hits;
     use crate::Cmp;
 
     #[test]
     fn each_element_meets_its_own_value() {
         let words = [3u32, 7, 7, 1];
         let values = [3u32, 8, 7, 0];
-        assert_eq!(hits(&[0, 1, 2, 3], &words, Cmp::Eq, &values), [0, 2]);
-        assert_eq!(hits(&[1, 3], &words, Cmp::Lt, &values), [1]);
-        assert_eq!(hits(&[0, 2], &words, Cmp::Ne, &values), Vec::<usize>::new());
+        let own = |i: usize| values[i];
+        assert_eq!(hits(&[0, 1, 2, 3], &words, Cmp::Eq, &own), [0, 2]);
+        assert_eq!(hits(&[1, 3], &words, Cmp::Lt, &own), [1]);
+        assert_eq!(hits(&[0, 2], &words, Cmp::Ne, &own), Vec::<usize>::new());
     }
 }
