@@ -11,6 +11,8 @@
 //! ```toml
 //! name = "my-cluster"
 //! description = "free text"
+//! cpu_speed = 0.5         # optional: the modeled CPUs' speed relative to this host's
+//!                         # (default 1); scales computation under the virtual clock
 //! [topology]              # every field optional; defaults are the native profile's
 //! nodes = 4
 //! pes_per_node = 1
@@ -153,6 +155,10 @@ pub struct Profile {
     pub fpga_read: Option<Cost>,
     /// The DMA write hop (CPU -> board); `None`: no cost.
     pub fpga_write: Option<Cost>,
+    /// The modeled CPUs' speed relative to this host's (finite, > 0; default 1): under
+    /// the virtual clock, computation between library calls advances a PE's clock by
+    /// its CPU time divided by this.
+    pub cpu_speed: f64,
 }
 
 /// Why a profile could not be loaded. Displays as `{file}: {field}: {problem}`.
@@ -374,6 +380,8 @@ struct RawProfile {
     #[serde(default)]
     description: String,
     #[serde(default)]
+    cpu_speed: Option<f64>,
+    #[serde(default)]
     topology: RawTopology,
     #[serde(default)]
     hops: RawHops,
@@ -458,7 +466,18 @@ impl RawProfile {
                 .transpose()
                 .map_err(|(field, problem)| fail(&field, problem))
         };
+        let cpu_speed = match self.cpu_speed {
+            None => 1.0,
+            Some(v) if v.is_finite() && v > 0.0 && v <= 1e6 => v,
+            Some(v) => {
+                return Err(fail(
+                    "cpu_speed",
+                    format!("{v} is not a speed relative to this host (finite, > 0, e.g. 0.5)"),
+                ))
+            }
+        };
         Ok(Profile {
+            cpu_speed,
             name: self.name,
             description: self.description,
             source: source.to_string(),

@@ -91,6 +91,44 @@ pub enum TuneMode {
     Force,
 }
 
+/// Which clock a job's modeled time runs on (`SHMEMPLUS_CLOCK`, set by `shmemrun --clock`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClockKind {
+    /// Wall-clock emulation (default): a modeled hop makes the initiating thread wait
+    /// until the modeled instant on the host's monotonic clock.
+    #[default]
+    Wall,
+    /// Virtual time: every PE has its own clock, starting at 0, that communication,
+    /// board kernels and computation advance; nothing sleeps (`docs/architecture.md` §12).
+    Virtual,
+}
+
+impl ClockKind {
+    /// Parses `wall` or `virtual` (the spellings of `SHMEMPLUS_CLOCK` and `--clock`).
+    ///
+    /// ```
+    /// use shmemplus::config::ClockKind;
+    /// assert_eq!(ClockKind::parse("virtual"), Ok(ClockKind::Virtual));
+    /// assert_eq!(ClockKind::parse(" wall "), Ok(ClockKind::Wall));
+    /// assert!(ClockKind::parse("sundial").unwrap_err().contains("wall or virtual"));
+    /// ```
+    pub fn parse(text: &str) -> Result<ClockKind, String> {
+        match text.trim() {
+            "wall" => Ok(ClockKind::Wall),
+            "virtual" => Ok(ClockKind::Virtual),
+            other => Err(format!("'{other}' is not a clock; use wall or virtual")),
+        }
+    }
+
+    /// The name `parse` accepts.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockKind::Wall => "wall",
+            ClockKind::Virtual => "virtual",
+        }
+    }
+}
+
 /// Settings of one PE, read from the environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -123,6 +161,8 @@ pub struct Config {
     /// sleeps on the futex; `None` means the default. 0 and 0 sleep at once (fewest
     /// cycles stolen from other PEs, highest wake-up latency).
     pub wait_yield: Option<std::time::Duration>,
+    /// `SHMEMPLUS_CLOCK`: `wall` (default) or `virtual`.
+    pub clock: ClockKind,
 }
 
 impl Config {
@@ -221,7 +261,17 @@ impl Config {
         };
         let wait_spin = micros("SHMEMPLUS_WAIT_SPIN_US")?;
         let wait_yield = micros("SHMEMPLUS_WAIT_YIELD_US")?;
+        let clock = match get("SHMEMPLUS_CLOCK") {
+            Some(v) if !v.trim().is_empty() => {
+                ClockKind::parse(&v).map_err(|why| Error::BadConfig {
+                    var: "SHMEMPLUS_CLOCK",
+                    why,
+                })?
+            }
+            _ => ClockKind::Wall,
+        };
         Ok(Config {
+            clock,
             wait_spin,
             wait_yield,
             tune,

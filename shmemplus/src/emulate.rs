@@ -1,6 +1,7 @@
 //! Emulation of the simulated cluster: charges every hop of a transfer to the shared
 //! timelines of the resources it uses (through `netsim`) and makes the initiating
-//! thread wait for the modeled instants.
+//! PE reach the modeled instants on its clock (`clock`: waits on the wall clock,
+//! advances the virtual clock).
 //!
 //! This module owns the mapping from PEs and boards to the shared timelines (the NIC of
 //! node k and the DMA channels of its boards are words in the control block of node
@@ -19,6 +20,7 @@
 //! clock of an operation starts before its copies, so the real copying hides inside
 //! the modeled time. A get is a 0-byte request followed by the reply's hops.
 
+use crate::clock::JobClock;
 use crate::model;
 use crate::segment::JobSegments;
 use crate::topology::Topology;
@@ -90,13 +92,28 @@ pub struct Emulation {
     write: Option<Cost>,
     topology: Topology,
     segs: Arc<JobSegments>,
+    clock: Arc<JobClock>,
     /// The latest delivery instant of this PE's puts (what `quiet` waits for).
     undelivered_until: AtomicU64,
 }
 
+/// When a charged transfer completes (ns on the job clock's timelines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// The last packet has left its source: the source may be reused.
+    pub injected: u64,
+    /// The last packet is in place at the target.
+    pub delivered: u64,
+}
+
 impl Emulation {
     /// The emulation for `profile`, or `None` when nothing in it costs anything.
-    pub fn new(profile: &Profile, topology: Topology, segs: Arc<JobSegments>) -> Option<Emulation> {
+    pub fn new(
+        profile: &Profile,
+        topology: Topology,
+        segs: Arc<JobSegments>,
+        clock: Arc<JobClock>,
+    ) -> Option<Emulation> {
         if profile.is_free() {
             return None;
         }
@@ -106,6 +123,7 @@ impl Emulation {
             write: profile.fpga_write.clone(),
             topology,
             segs,
+            clock,
             undelivered_until: AtomicU64::new(0),
         })
     }
@@ -219,10 +237,11 @@ impl Emulation {
     }
 
     /// A packetized transfer (see `charge_packets_on`) with the waiting its operation
-    /// needs: a put records the delivery for `quiet` and waits until the last packet
-    /// has left its source; a get waits until the last packet is delivered. A
+    /// needs: a put records the delivery for `quiet` and reaches the instant the last
+    /// packet has left its source; a get reaches the last packet's delivery. A
     /// `deferred` (non-blocking) transfer of either kind only records its delivery for
-    /// `quiet`, so several of them overlap on the cluster's resources.
+    /// `quiet`, so several of them overlap on the cluster's resources. Returns when the
+    /// transfer completes, or `None` if its route is free.
     pub fn transfer_packets(
         &self,
         op: RmaOp,
@@ -231,13 +250,10 @@ impl Emulation {
         start_ns: u64,
         deferred: bool,
         hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
-    ) {
+    ) -> Option<Completion> {
         let line = |r| self.timeline(r);
-        let Some((injected, delivered)) =
-            self.charge_packets_on(bytes, packet, start_ns, hops_of, &line)
-        else {
-            return;
-        };
+        let (injected, delivered) =
+            self.charge_packets_on(bytes, packet, start_ns, hops_of, &line)?;
         match op {
             _ if deferred => {
                 self.undelivered_until
@@ -246,10 +262,19 @@ impl Emulation {
             RmaOp::Put => {
                 self.undelivered_until
                     .fetch_max(delivered, Ordering::AcqRel);
-                netsim::wait_until(injected);
+                self.clock.reach(injected);
             }
-            RmaOp::Get => netsim::wait_until(delivered),
+            RmaOp::Get => self.clock.reach(delivered),
         }
+        Some(Completion {
+            injected,
+            delivered,
+        })
+    }
+
+    /// The latest delivery instant of this PE's puts so far.
+    pub fn undelivered_until(&self) -> u64 {
+        self.undelivered_until.load(Ordering::Acquire)
     }
 
     /// The modeled time of a packetized transfer on an idle cluster: the same
@@ -303,25 +328,42 @@ impl Emulation {
         packet(best)
     }
 
-    /// A blocking transfer along `hops` (a get, a local DMA): waits until delivered.
-    pub fn blocking(&self, hops: &[Hop], start_ns: u64) {
-        if let Some((_, delivered)) = self.charge(hops, start_ns) {
-            netsim::wait_until(delivered);
-        }
+    /// A blocking transfer along `hops` (a get, a local DMA): reaches its delivery,
+    /// which it returns (`None` if the hops are free).
+    pub fn blocking(&self, hops: &[Hop], start_ns: u64) -> Option<u64> {
+        let (_, delivered) = self.charge(hops, start_ns)?;
+        self.clock.reach(delivered);
+        Some(delivered)
     }
 
-    /// A small synchronisation message to `target`: waits until it is delivered.
-    pub fn message(&self, target: usize) {
+    /// A small synchronisation message to `target`, sent after every put of this PE
+    /// has been delivered (it follows the data): reaches its delivery, which it
+    /// returns (`None` if the hop is free).
+    pub fn message(&self, target: usize) -> Option<u64> {
         let hop = Hop::Net {
             from: self.segs.me,
             to: target,
             bytes: 8,
         };
-        self.blocking(&[hop], netsim::now_ns());
+        let start = self.clock.now_ns();
+        let start = match self.clock.is_virtual() {
+            true => start.max(self.undelivered_until()),
+            false => start,
+        };
+        self.blocking(&[hop], start)
     }
 
-    /// Waits until every put issued so far is delivered.
+    /// The modeled time of one small message between PEs on different nodes on an
+    /// idle network (a barrier round), in ns; 0 when the network is free.
+    pub fn message_ns(&self) -> u64 {
+        self.net.as_ref().map_or(0, |c| {
+            netsim::cost::secs_to_ns(c.occupancy(8))
+                .saturating_add(netsim::cost::secs_to_ns(c.latency(8)))
+        })
+    }
+
+    /// Reaches the delivery of every put issued so far.
     pub fn quiet(&self) {
-        netsim::wait_until(self.undelivered_until.load(Ordering::Acquire));
+        self.clock.reach(self.undelivered_until());
     }
 }

@@ -26,6 +26,7 @@
 mod am;
 mod atomic;
 mod bootstrap;
+mod clock;
 pub mod config;
 mod copy;
 mod diag;

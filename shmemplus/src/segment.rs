@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// Magic number at the start of every segment ("SHMEM+\0\1").
 const MAGIC: u64 = 0x5348_4d45_4d2b_0001;
 /// Version of the layout below; bumped on any change.
-const LAYOUT_VERSION: u32 = 6;
+const LAYOUT_VERSION: u32 = 7;
 const PAGE: usize = 4096;
 /// Barrier rounds supported: a dissemination barrier over g node groups takes
 /// ceil(log2 g) rounds, so 16 rounds cover 65536 nodes.
@@ -49,6 +49,8 @@ pub const MAX_BARRIER_ROUNDS: usize = 16;
 pub const MAX_TEAMS: usize = 32;
 /// Boards per node the control block has DMA timelines for.
 pub const MAX_BOARDS: usize = 16;
+/// Delivery stamps per PE under the virtual clock ([`Control::stamps`]): a power of two.
+pub const STAMP_SLOTS: usize = 1024;
 
 /// Pads and aligns a value to its own cache line, so that words written by different
 /// PEs never share a line.
@@ -87,7 +89,6 @@ pub struct CollRecord {
 
 /// The control block of a PE. Fields written by other PEs sit on their own lines.
 #[repr(C)]
-#[derive(Default)]
 pub struct Control {
     /// Woken when something a user thread of this PE waits for arrives (barrier flags,
     /// completions).
@@ -112,6 +113,9 @@ pub struct Control {
     pub dma_read: [Padded<AtomicU64>; MAX_BOARDS],
     /// Emulated DMA write channel (host -> board) of each board of this PE's node.
     pub dma_write: [Padded<AtomicU64>; MAX_BOARDS],
+    /// Virtual clock: delivery instants of the writes into this PE's memory, by word
+    /// slot (see `shmem::vtime`). Written by the writers, read by this PE's waits.
+    pub stamps: [AtomicU64; STAMP_SLOTS],
 }
 
 /// The words one team slot needs in a member's control block. Which words of which
@@ -139,6 +143,12 @@ pub struct TeamSync {
     /// call, which every member checks against every other's after the call's
     /// opening barrier (meaning given by `shmem::collectives`).
     pub calls: [Padded<[AtomicU64; CALL_WORDS]>; 2],
+    /// Virtual clock: this member's clock when it arrived at the team's barrier, by
+    /// epoch parity (see `shmem::vtime`).
+    pub clock: [Padded<AtomicU64>; 2],
+    /// Virtual clock: the latest delivery instant of the collective data arrivals
+    /// signalled to this member (`arrivals`).
+    pub arrival_stamp: Padded<AtomicU64>,
 }
 
 /// Words of one collective-call descriptor in [`TeamSync::calls`].

@@ -13,7 +13,7 @@
 //! - A fetching atomic returns with the old value; a non-fetching one (set, add, inc,
 //!   and, or, xor) may complete later and is completed by `quiet`, like a put.
 
-use super::{Shmem, SymVec};
+use super::{Place, Shmem, SymVec};
 use crate::atomic::{AtomicInt, AtomicOp};
 use crate::emulate::RmaOp;
 use crate::error::Result;
@@ -33,19 +33,21 @@ impl Shmem {
         let target = self.check_pe(pe)?;
         let (offset, _) = self.locate(obj, index, 1)?;
         let route = inner.route(None, target, obj.place);
-        let start = self.clock_start();
-        let old = route.atomic(
-            inner,
-            offset,
-            T::WIDTH,
-            op,
-            operand.to_bits(),
-            cond.to_bits(),
-            fetching,
-        )?;
-        if let Some(start) = start {
-            let rma = if fetching { RmaOp::Get } else { RmaOp::Put };
-            self.charge(&route, rma, (0, offset), T::WIDTH, start, false);
+        let rma = if fetching { RmaOp::Get } else { RmaOp::Put };
+        let old = self.timed(&route, rma, (0, offset), T::WIDTH, (false, true), || {
+            route.atomic(
+                inner,
+                offset,
+                T::WIDTH,
+                op,
+                operand.to_bits(),
+                cond.to_bits(),
+                fetching,
+            )
+        })?;
+        if fetching && obj.place == Place::Cpu {
+            // The value read may come from another PE's write: not before its delivery.
+            inner.observe(target, offset);
         }
         Ok(T::from_bits(old))
     }

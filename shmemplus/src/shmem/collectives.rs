@@ -449,10 +449,10 @@ impl Inner {
     fn arrive(&self, team: &TeamInner, to: usize) -> Result<()> {
         self.am.quiet()?;
         fence(Ordering::Release);
-        if let Some(emu) = &self.emulation {
-            // The flag follows the data through the emulated NIC, so it arrives after.
-            emu.message(to);
-        }
+        let _call = self.clock.enter();
+        // The flag follows the data through the emulated NIC, so it arrives after.
+        let delivered = self.emulation.as_ref().and_then(|emu| emu.message(to));
+        self.stamp_arrival(team, to, delivered);
         let control = self.segs.segs[to].control();
         control.teams[team.slot]
             .arrivals
@@ -474,5 +474,6 @@ impl Inner {
                 self.am.pump_replies()
             },
         );
+        self.observe_arrivals(team);
     }
 }

@@ -13,6 +13,7 @@ use super::lifecycle::watch_progress;
 use super::{Collectives, Inner, PlaceHeap, Shmem, TuneSource};
 use crate::am::AmEngine;
 use crate::bootstrap::{self, BootstrapConn, LaunchEnv, PeHello};
+use crate::clock::JobClock;
 use crate::config::Config;
 use crate::diag;
 use crate::emulate::Emulation;
@@ -145,7 +146,8 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
         }
     };
     let segs = Arc::new(segs);
-    let emulation = Emulation::new(&profile, topology, segs.clone());
+    let clock = Arc::new(JobClock::new(config.clock, profile.cpu_speed));
+    let emulation = Emulation::new(&profile, topology, segs.clone(), clock.clone());
     let policy = WaitPolicy::for_host(n).with_overrides(config.wait_spin, config.wait_yield);
     let am = Arc::new(AmEngine::new(segs.clone(), policy));
     let t = &profile.topology;
@@ -215,6 +217,7 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
             progress: Mutex::new(Some(progress)),
             profile,
             emulation,
+            clock,
             boards,
             packet_policy: std::sync::atomic::AtomicU64::new(config.packet.encode()),
             packet_cache: Mutex::new(std::collections::HashMap::new()),
@@ -223,7 +226,12 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
         }),
     };
     shmem.announce();
-    let mode = shmem.inner.config.tune;
+    // The self-tuning pass times real transfers; under the virtual clock the packets
+    // come from the profile's costs, which is the time the clock charges.
+    let mode = match shmem.inner.clock.is_virtual() {
+        true => crate::config::TuneMode::Off,
+        false => shmem.inner.config.tune,
+    };
     match shmem.retune(mode) {
         Ok(TuneSource::Measured) => diag::debug(me, "self-tuning pass measured the hops"),
         Ok(source) => diag::debug(me, format_args!("self-tuning: {source:?}")),
@@ -232,6 +240,7 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
             format_args!("self-tuning failed, packets come from the profile: {e}"),
         ),
     }
+    shmem.inner.clock.start();
     Ok(shmem)
 }
 

@@ -44,12 +44,12 @@ impl Shmem {
         let ticket = self.atomic_fetch_add(lock, 0, TICKET, 0)? >> 32;
         let inner = self.live()?;
         let route = inner.route(None, 0, Place::Cpu);
-        let start = self.clock_start();
-        inner.wait_word(&route, offset, |w| w & SERVING == ticket)?;
-        if let Some(start) = start {
-            // One modeled fetch for the poll that saw the lock free.
-            self.charge(&route, RmaOp::Get, (0, offset), 8, start, false);
-        }
+        // One modeled fetch for the poll that saw the lock free; the holder's release
+        // is observed after it.
+        self.timed(&route, RmaOp::Get, (0, offset), 8, (false, false), || {
+            inner.wait_word(&route, offset, |w| w & SERVING == ticket)
+        })?;
+        inner.observe(0, offset);
         Ok(())
     }
 

@@ -58,8 +58,10 @@ mod route;
 mod strided;
 mod teams;
 mod thread;
+mod time;
 mod tuning;
 mod user_am;
+mod vtime;
 
 pub use alloc_variants::MallocHints;
 pub use ctx::{Ctx, CtxOptions};
@@ -116,6 +118,8 @@ struct Inner {
     profile: netsim::Profile,
     /// Network emulation; `None` when the profile's network is free.
     emulation: Option<Emulation>,
+    /// The clock modeled time runs on (wall or this PE's virtual clock).
+    clock: Arc<crate::clock::JobClock>,
     /// This PE's partitions of its node's boards.
     boards: Arc<Boards>,
     /// The packet policy, encoded by `PacketPolicy::encode`.

@@ -67,6 +67,20 @@ impl Shmem {
         Ok(())
     }
 
+    /// On the virtual clock, this PE has seen `obj[i]` for each `i` of `idx`: its clock
+    /// reaches the delivery of the writes that made them (`vtime`).
+    fn saw<T: AtomicInt>(&self, obj: &SymVec<T>, idx: &[usize]) -> Result<()> {
+        let inner = self.live()?;
+        if obj.place == Place::Cpu && inner.clock.is_virtual() {
+            let (offset, _) = self.locate(obj, 0, obj.len())?;
+            for &i in idx {
+                // `i` indexes `obj`, whose bytes `locate` checked: no overflow.
+                inner.observe(inner.segs.me, offset + i * T::WIDTH);
+            }
+        }
+        Ok(())
+    }
+
     /// Waits until `check(words)` gives an answer, reading this PE's own `obj`.
     fn wait_words<T: AtomicInt, R>(
         &self,
@@ -74,6 +88,7 @@ impl Shmem {
         mut check: impl FnMut(&[T]) -> Option<R>,
     ) -> Result<R> {
         let inner = self.live()?;
+        let _call = inner.clock.enter();
         let mut words = Vec::with_capacity(obj.len());
         inner.flush_wakes();
         inner
@@ -116,7 +131,8 @@ impl Shmem {
         value: T,
     ) -> Result<()> {
         self.locate(ivar, index, 1)?;
-        self.wait_words(ivar, |w| cmp.holds(w[index], value).then_some(()))
+        self.wait_words(ivar, |w| cmp.holds(w[index], value).then_some(()))?;
+        self.saw(ivar, &[index])
     }
 
     /// Whether this PE's own `ivar[index] <cmp> value` holds now (`shmem_test`).
@@ -130,7 +146,11 @@ impl Shmem {
         self.locate(ivar, index, 1)?;
         let mut words = Vec::new();
         self.read_words(ivar, &mut words)?;
-        Ok(cmp.holds(words[index], value))
+        let holds = cmp.holds(words[index], value);
+        if holds {
+            self.saw(ivar, &[index])?;
+        }
+        Ok(holds)
     }
 
     /// The indices of `ivars` taking part: those whose `skip` entry is false (all when
@@ -237,7 +257,8 @@ impl Shmem {
     ) -> Result<()> {
         self.wait_words(ivars, |w| {
             idx.iter().all(|&i| cmp.holds(w[i], value(i))).then_some(())
-        })
+        })?;
+        self.saw(ivars, idx)
     }
 
     /// Waits until some element of `idx` satisfies its comparison and returns it;
@@ -252,12 +273,14 @@ impl Shmem {
         if idx.is_empty() {
             return Ok(None);
         }
-        self.wait_words(ivars, |w| {
+        let found = self.wait_words(ivars, |w| {
             idx.iter()
                 .copied()
                 .find(|&i| cmp.holds(w[i], value(i)))
                 .map(Some)
-        })
+        })?;
+        self.saw(ivars, found.as_slice())?;
+        Ok(found)
     }
 
     /// Waits until some element of `idx` satisfies its comparison and returns all
@@ -272,10 +295,12 @@ impl Shmem {
         if idx.is_empty() {
             return Ok(Vec::new());
         }
-        self.wait_words(ivars, |w| {
+        let found = self.wait_words(ivars, |w| {
             let found = hits(idx, w, cmp, &value);
             (!found.is_empty()).then_some(found)
-        })
+        })?;
+        self.saw(ivars, &found)?;
+        Ok(found)
     }
 
     /// The elements of `idx` that satisfy their comparison now.
@@ -288,7 +313,9 @@ impl Shmem {
     ) -> Result<Vec<usize>> {
         let mut w = Vec::new();
         self.read_words(ivars, &mut w)?;
-        Ok(hits(idx, &w, cmp, &value))
+        let found = hits(idx, &w, cmp, &value);
+        self.saw(ivars, &found)?;
+        Ok(found)
     }
 
     // ------------------------------------------------------------ signals
@@ -363,6 +390,8 @@ impl Shmem {
         value: u64,
     ) -> Result<u64> {
         self.locate(sig, index, 1)?;
-        self.wait_words(sig, |w| cmp.holds(w[index], value).then_some(w[index]))
+        let signal = self.wait_words(sig, |w| cmp.holds(w[index], value).then_some(w[index]))?;
+        self.saw(sig, &[index])?;
+        Ok(signal)
     }
 }

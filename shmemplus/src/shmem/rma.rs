@@ -46,12 +46,14 @@ impl Shmem {
         let src_bytes: &[u8] = bytemuck::cast_slice(src);
         debug_assert_eq!(src_bytes.len(), bytes);
         let route = inner.route(None, target, dest.place);
-        let start = self.clock_start();
-        route.put(inner, offset, src_bytes)?;
-        if let Some(start) = start {
-            self.charge(&route, RmaOp::Put, (0, offset), bytes, start, deferred);
-        }
-        Ok(())
+        self.timed(
+            &route,
+            RmaOp::Put,
+            (0, offset),
+            bytes,
+            (deferred, true),
+            || route.put(inner, offset, src_bytes),
+        )
     }
 
     /// Copies `src[index..index + dst.len()]` from PE `pe` into `dst`; returns with the
@@ -61,12 +63,14 @@ impl Shmem {
         let target = self.check_pe(pe)?;
         let (offset, bytes) = self.locate(src, index, dst.len())?;
         let route = inner.route(None, target, src.place);
-        let start = self.clock_start();
-        route.get(inner, offset, bytemuck::cast_slice_mut(dst))?;
-        if let Some(start) = start {
-            self.charge(&route, RmaOp::Get, (0, offset), bytes, start, false);
-        }
-        Ok(())
+        self.timed(
+            &route,
+            RmaOp::Get,
+            (0, offset),
+            bytes,
+            (false, false),
+            || route.get(inner, offset, bytemuck::cast_slice_mut(dst)),
+        )
     }
 
     /// Copies `count` elements from this PE's own copy of `src` (at `src_index`; on the
@@ -148,12 +152,15 @@ impl Shmem {
         deferred: bool,
     ) -> Result<()> {
         let route = self.inner.route(Some(place), target, remote_place);
-        let start = self.clock_start();
-        route.transfer(&self.inner, op, (offset, remote_offset), bytes)?;
-        if let Some(start) = start {
-            self.charge(&route, op, (offset, remote_offset), bytes, start, deferred);
-        }
-        Ok(())
+        let writes = op == RmaOp::Put;
+        self.timed(
+            &route,
+            op,
+            (offset, remote_offset),
+            bytes,
+            (deferred, writes),
+            || route.transfer(&self.inner, op, (offset, remote_offset), bytes),
+        )
     }
 
     /// Puts one element (OpenSHMEM `p`).

@@ -29,16 +29,16 @@
 //! `shmem/collectives.rs`); a conduit for PEs on separate hosts has to carry those
 //! too, which no conduit does today.
 //!
-//! # A new clock touches
+//! # The clock
 //!
-//! [`Shmem::clock_start`] and [`Shmem::charge`] here (every operation starts and
-//! charges its clock through them) and the clock itself beside `emulate.rs`.
+//! [`Shmem::timed`] here orders each operation's steps for the job's clock (`clock`:
+//! wall or virtual), and `shmem::vtime` carries virtual time between PEs.
 
 use super::{Inner, Place, Shmem};
 use crate::am::{H_ATOMIC, H_FPGA_GET, H_FPGA_PUT};
 use crate::atomic::{apply_at, apply_on_board, AtomicOp};
 use crate::config::Conduit;
-use crate::emulate::{Hop, RmaOp};
+use crate::emulate::{Completion, Hop, RmaOp};
 use crate::error::{Error, Result};
 use crate::sync::notify;
 use std::sync::atomic::{fence, Ordering};
@@ -116,6 +116,7 @@ impl Inner {
 
     /// `quiet`: every put issued before it, on any route, is visible at its target.
     pub(super) fn quiet(&self) -> Result<()> {
+        let _call = self.clock.enter();
         // Mapped puts: stores, made visible by a SeqCst fence (flushing the wake-ups
         // issues one when there is anyone to wake).
         if !self.flush_wakes() {
@@ -505,19 +506,48 @@ fn board_write(inner: &Inner, board: u32, offset: usize, src: &[u8]) -> Result<(
 }
 
 impl Shmem {
-    /// Starts the clock of one operation: the time now when operations are charged to
-    /// an emulated cluster, else `None` (and nothing is charged). Started before the
-    /// bytes move, so the real copy hides in the modeled time.
+    /// Runs one operation on `route`: `work` moves the bytes, and the operation's
+    /// modeled time is charged (at `offsets` of its local end and its target, `bytes`
+    /// long) and reached as its semantics say (a put until its source is free, a get
+    /// until its data is in place; `deferred`: at the next `quiet`), packetized as the
+    /// packet policy decides. `writes`: the operation writes the target (a put, an
+    /// atomic), which the virtual clock stamps.
+    ///
+    /// The order of the steps is the clock's: on the wall clock the clock starts
+    /// before the bytes move, so the real copy hides in the modeled time; on the
+    /// virtual clock the charge and the target's stamp come first, so that a reader
+    /// who sees the bytes also sees their delivery instant (`vtime`).
     #[inline]
-    pub(super) fn clock_start(&self) -> Option<u64> {
-        self.inner.emulation.as_ref().map(|_| netsim::now_ns())
+    pub(super) fn timed<R>(
+        &self,
+        route: &Route,
+        op: RmaOp,
+        offsets: (usize, usize),
+        bytes: usize,
+        (deferred, writes): (bool, bool),
+        work: impl FnOnce() -> Result<R>,
+    ) -> Result<R> {
+        let inner = &*self.inner;
+        if inner.clock.is_virtual() {
+            let _call = inner.clock.enter();
+            let done = self.charge(route, op, offsets, bytes, inner.clock.now_ns(), deferred);
+            if writes {
+                inner.stamp_route(route, offsets.1, bytes, done.map(|c| c.delivered));
+            }
+            return work();
+        }
+        if inner.emulation.is_none() {
+            return work();
+        }
+        let start = netsim::now_ns();
+        let result = work()?;
+        self.charge(route, op, offsets, bytes, start, deferred);
+        Ok(result)
     }
 
-    /// Charges an operation on `route` (at `offsets` of its local end and its target)
-    /// to the emulated cluster and waits as its semantics say (a put until its source
-    /// is free, a get until its data is in place; `deferred`: at the next `quiet`),
-    /// packetized as the packet policy decides.
-    pub(super) fn charge(
+    /// Charges an operation on `route` to the emulated cluster from `start` and
+    /// reaches its completion (see [`Shmem::timed`]); `None` when nothing is charged.
+    fn charge(
         &self,
         route: &Route,
         op: RmaOp,
@@ -525,10 +555,8 @@ impl Shmem {
         bytes: usize,
         start: u64,
         deferred: bool,
-    ) {
-        let Some(emu) = &self.inner.emulation else {
-            return;
-        };
+    ) -> Option<Completion> {
+        let emu = self.inner.emulation.as_ref()?;
         let mut hops_of = |at: usize, len: usize| {
             route
                 .hops(
@@ -540,7 +568,7 @@ impl Shmem {
                 .unwrap_or_default()
         };
         let packet = self.packet_size(op, route, bytes, &mut hops_of);
-        emu.transfer_packets(op, bytes, packet, start, deferred, &mut hops_of);
+        emu.transfer_packets(op, bytes, packet, start, deferred, &mut hops_of)
     }
 }
 

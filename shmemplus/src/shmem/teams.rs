@@ -456,6 +456,9 @@ impl Inner {
         state.epoch += 1;
         self.epoch_high.fetch_max(state.epoch, Ordering::Relaxed);
         self.flush_wakes();
+        let _call = self.clock.enter();
+        self.publish_barrier_clock(team, state.epoch);
+        let virtual_clock = self.clock.is_virtual();
         crate::team::barrier(
             team,
             state.epoch,
@@ -463,10 +466,12 @@ impl Inner {
             &self.policy,
             || self.am.pump_replies(),
             |to| {
-                if let Some(emu) = &self.emulation {
+                // The virtual clock charges the rounds in `merge_barrier_clock`.
+                if let (Some(emu), false) = (&self.emulation, virtual_clock) {
                     emu.message(to);
                 }
             },
         );
+        self.merge_barrier_clock(team, state.epoch);
     }
 }

@@ -1,0 +1,263 @@
+//! The clock a PE's modeled time runs on: the host's monotonic clock (wall-clock
+//! emulation, the default) or this PE's own virtual clock (`SHMEMPLUS_CLOCK=virtual`).
+//!
+//! This module owns reading the job clock, waiting for ("reaching") a modeled instant,
+//! and the virtual clock's bookkeeping: the instant itself, and the CPU time the
+//! program spends between library calls, which advances the virtual clock scaled by
+//! the profile's CPU speed. It must not charge hops or know routes (`emulate` does) and
+//! must not move bytes.
+//!
+//! **Virtual time.** A PE's virtual clock is one `u64` of nanoseconds from 0 at `init`.
+//! It only moves forward: by [`JobClock::reach`] (a modeled instant that an operation
+//! completes at: a get's reply, a put's injection, `quiet`'s latest delivery, a
+//! barrier's release, the delivery of the write a wait saw), by [`JobClock::advance`]
+//! (modeled work), and by CPU time spent outside the library. The CPU time is the
+//! calling thread's (`CLOCK_THREAD_CPUTIME_ID`), measured from the moment the outermost
+//! library call on that thread returned to the moment the next one starts
+//! ([`JobClock::enter`] and the guard it returns), divided by the profile's
+//! `cpu_speed` (1 = as fast as this host). Time inside library calls is not counted:
+//! the modeled costs replace it (the real copies are the emulation's, not the
+//! cluster's). Several threads of one PE share its clock.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::config::ClockKind;
+
+thread_local! {
+    /// Library calls in progress on this thread, and the thread's CPU time (ns) when the
+    /// outermost one last returned (`None` before the first).
+    static CALLS: Cell<(u32, Option<u64>)> = const { Cell::new((0, None)) };
+}
+
+/// The calling thread's CPU time in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
+    let nanos = u64::try_from(ts.tv_nsec).unwrap_or(0);
+    secs.saturating_mul(1_000_000_000).saturating_add(nanos)
+}
+
+/// The virtual clock of one PE (see the module doc).
+#[derive(Debug)]
+pub(crate) struct VirtualClock {
+    now_ns: AtomicU64,
+    /// Modeled CPU speed relative to this host (finite, > 0).
+    cpu_speed: f64,
+    count_cpu: AtomicBool,
+}
+
+/// The clock of one PE's modeled time.
+#[derive(Debug)]
+pub(crate) enum JobClock {
+    /// The host's monotonic clock; `origin_ns` is the job's instant 0 on it.
+    Wall {
+        /// Monotonic ns at this PE's `init` (after the start-up barrier).
+        origin_ns: AtomicU64,
+    },
+    /// This PE's virtual clock.
+    Virtual(VirtualClock),
+}
+
+/// Marks one library call in progress on this thread (see [`JobClock::enter`]); when
+/// the outermost one ends, computation starts counting again.
+pub(crate) struct InCall {
+    counting: bool,
+}
+
+impl Drop for InCall {
+    fn drop(&mut self) {
+        CALLS.with(|c| {
+            let (depth, mark) = c.get();
+            let depth = depth.saturating_sub(1);
+            let mark = if depth == 0 && self.counting {
+                Some(thread_cpu_ns())
+            } else {
+                mark
+            };
+            c.set((depth, mark));
+        });
+    }
+}
+
+impl JobClock {
+    /// The clock `kind` names, for a profile whose CPUs run at `cpu_speed` times this
+    /// host's (values that are not finite and positive count as 1).
+    pub(crate) fn new(kind: ClockKind, cpu_speed: f64) -> JobClock {
+        match kind {
+            ClockKind::Wall => JobClock::Wall {
+                origin_ns: AtomicU64::new(netsim::now_ns()),
+            },
+            ClockKind::Virtual => JobClock::Virtual(VirtualClock {
+                now_ns: AtomicU64::new(0),
+                cpu_speed: if cpu_speed.is_finite() && cpu_speed > 0.0 {
+                    cpu_speed
+                } else {
+                    1.0
+                },
+                count_cpu: AtomicBool::new(true),
+            }),
+        }
+    }
+
+    /// Which clock this is.
+    pub(crate) fn kind(&self) -> ClockKind {
+        match self {
+            JobClock::Wall { .. } => ClockKind::Wall,
+            JobClock::Virtual(_) => ClockKind::Virtual,
+        }
+    }
+
+    /// Whether this is the virtual clock.
+    #[inline]
+    pub(crate) fn is_virtual(&self) -> bool {
+        matches!(self, JobClock::Virtual(_))
+    }
+
+    /// Sets the job's instant 0 to now (wall clock; the virtual clock starts at 0), and
+    /// starts counting computation on this thread from here.
+    pub(crate) fn start(&self) {
+        match self {
+            JobClock::Wall { origin_ns } => origin_ns.store(netsim::now_ns(), Ordering::Relaxed),
+            JobClock::Virtual(v) => {
+                v.now_ns.store(0, Ordering::Relaxed);
+                CALLS.with(|c| c.set((0, Some(thread_cpu_ns()))));
+            }
+        }
+    }
+
+    /// Enters a library call: on the virtual clock, the CPU time this thread spent
+    /// since the outermost library call last returned is added (scaled) first. Keep
+    /// the guard for the call's length.
+    #[inline]
+    pub(crate) fn enter(&self) -> InCall {
+        let JobClock::Virtual(v) = self else {
+            return InCall { counting: false };
+        };
+        let counting = v.count_cpu.load(Ordering::Relaxed);
+        CALLS.with(|c| {
+            let (depth, mark) = c.get();
+            if depth == 0 {
+                if let (true, Some(mark)) = (counting, mark) {
+                    let spent = thread_cpu_ns().saturating_sub(mark);
+                    let modeled = (spent as f64 / v.cpu_speed) as u64;
+                    v.now_ns.fetch_add(modeled, Ordering::Relaxed);
+                }
+            }
+            c.set((depth.saturating_add(1), None));
+        });
+        InCall { counting }
+    }
+
+    /// The current instant on the timelines' clock, in ns: the monotonic clock (wall),
+    /// or this PE's virtual clock.
+    #[inline]
+    pub(crate) fn now_ns(&self) -> u64 {
+        match self {
+            JobClock::Wall { .. } => netsim::now_ns(),
+            JobClock::Virtual(v) => v.now_ns.load(Ordering::Acquire),
+        }
+    }
+
+    /// Time since the job's instant 0.
+    pub(crate) fn elapsed(&self) -> Duration {
+        let ns = match self {
+            JobClock::Wall { origin_ns } => {
+                netsim::now_ns().saturating_sub(origin_ns.load(Ordering::Relaxed))
+            }
+            JobClock::Virtual(v) => v.now_ns.load(Ordering::Acquire),
+        };
+        Duration::from_nanos(ns)
+    }
+
+    /// Reaches instant `t_ns` of [`JobClock::now_ns`]'s clock: waits for it (wall), or
+    /// moves the virtual clock to it if it is later.
+    #[inline]
+    pub(crate) fn reach(&self, t_ns: u64) {
+        match self {
+            JobClock::Wall { .. } => netsim::wait_until(t_ns),
+            JobClock::Virtual(v) => {
+                v.now_ns.fetch_max(t_ns, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Modeled work of `d`: sleeps for it (wall), or adds it to the virtual clock.
+    pub(crate) fn advance(&self, d: Duration) {
+        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        match self {
+            JobClock::Wall { .. } => netsim::wait_until(netsim::now_ns().saturating_add(ns)),
+            JobClock::Virtual(v) => {
+                v.now_ns.fetch_add(ns, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Whether computation between calls advances the virtual clock (default yes).
+    pub(crate) fn count_cpu_time(&self, on: bool) {
+        if let JobClock::Virtual(v) = self {
+            v.count_cpu.store(on, Ordering::Relaxed);
+            // Do not count the time spent up to now either way.
+            CALLS.with(|c| {
+                let (depth, _) = c.get();
+                c.set((depth, on.then(thread_cpu_ns)));
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spends `ms` of this thread's CPU time.
+    fn burn(ms: u64) {
+        let t = thread_cpu_ns();
+        let mut x = 0u64;
+        while thread_cpu_ns() - t < ms * 1_000_000 {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+    }
+
+    #[test]
+    fn virtual_clock_counts_computation_between_calls_only() {
+        let clock = JobClock::new(ClockKind::Virtual, 0.5);
+        clock.start();
+        burn(20);
+        let call = clock.enter();
+        let after_work = clock.now_ns();
+        // 20 ms of CPU on a CPU half as fast: at least 40 ms of virtual time.
+        assert!(after_work >= 40_000_000, "{after_work}");
+        burn(20); // inside a call: not counted
+        drop(call);
+        let call = clock.enter();
+        assert!(clock.now_ns() - after_work < 10_000_000);
+        drop(call);
+    }
+
+    #[test]
+    fn reach_and_advance_only_move_forward() {
+        let clock = JobClock::new(ClockKind::Virtual, 1.0);
+        clock.count_cpu_time(false);
+        clock.reach(500);
+        clock.reach(100);
+        assert_eq!(clock.now_ns(), 500);
+        clock.advance(Duration::from_nanos(25));
+        assert_eq!(clock.elapsed(), Duration::from_nanos(525));
+        burn(5);
+        let _call = clock.enter();
+        assert_eq!(clock.now_ns(), 525, "CPU time is off");
+    }
+
+    #[test]
+    fn wall_clock_waits_for_real() {
+        let clock = JobClock::new(ClockKind::Wall, 1.0);
+        clock.start();
+        let t0 = std::time::Instant::now();
+        clock.reach(netsim::now_ns() + 2_000_000);
+        clock.advance(Duration::from_millis(2));
+        assert!(t0.elapsed() >= Duration::from_millis(4));
+        assert!(clock.elapsed() >= Duration::from_millis(4));
+    }
+}
