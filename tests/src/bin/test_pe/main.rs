@@ -1,9 +1,9 @@
 //! `shmemplus-test-pe`: the PE program of the integration tests (`tests/jobs.rs`,
-//! `tests/breadth.rs`). Each mode is one scenario, named by the first argument; a PE
-//! prints what it checked and exits 0 only if every check held, so the tests can
-//! assert on the job's outcome and on each PE's output. This file only dispatches:
-//! the scenarios live in one module per feature, the harness they share in
-//! `shmemplus_tests::pe`.
+//! `tests/breadth.rs`, `tests/virtual_time.rs`). Each mode is one scenario, named by
+//! the first argument; a PE prints what it checked and exits 0 only if every check
+//! held, so the tests can assert on the job's outcome and on each PE's output. This
+//! file only dispatches: the scenarios live in one module per feature, the harness
+//! they share in `shmemplus_tests::pe`.
 
 mod am;
 mod atomics;
@@ -18,6 +18,7 @@ mod rma;
 mod signals;
 mod teams;
 mod tuning;
+mod virtual_time;
 
 use shmemplus_tests::pe::{exit_code, place_arg, with_handle};
 use std::process::ExitCode;
@@ -102,6 +103,19 @@ fn main() -> ExitCode {
             "global-exit" => {
                 on_handle(&|shmem| openshmem15::global_exit(shmem, arg(1).unwrap_or(0) as i32))
             }
+            "vt-model" => {
+                let sizes: Vec<usize> = (1..args.len())
+                    .filter_map(|i| arg(i).map(|s| s as usize))
+                    .collect();
+                on_handle(&|shmem| virtual_time::model(shmem, &sizes))
+            }
+            "vt-causality" => on_handle(&virtual_time::causality),
+            "vt-barrier" => on_handle(&virtual_time::barrier),
+            "vt-pattern" => on_handle(&|shmem| {
+                let contended = args.get(2).map(String::as_str) == Some("contended");
+                virtual_time::pattern(shmem, arg(1).unwrap_or(6), contended)
+            }),
+            "vt-cpu" => on_handle(&|shmem| virtual_time::cpu(shmem, arg(1).unwrap_or(50))),
             other => Err(format!("unknown mode '{other}'")),
         };
     exit_code(PROGRAM, result)
