@@ -6,7 +6,10 @@
 //! - [`profile`]: the profile files (TOML; builtins `native`, `mu`, `novo-g`): topology
 //!   and the cost of every hop.
 //! - [`timeline`]: lock-free "busy until" timelines of shared resources (NIC sides, DMA
-//!   channels), charging transfers on them, and waiting for modeled deadlines.
+//!   channels), the [`Timeline`] trait, charging transfers and hops on any timeline, and
+//!   waiting for modeled deadlines.
+//! - [`calendar`]: gap-filling reservation calendars, the timelines of virtual time
+//!   (exact whatever the real order of requests).
 //!
 //! This crate must stay ignorant of PEs, routes and conduits: the library decides which
 //! hops a transfer takes and which timelines (in its own shared memory) stand for which
@@ -25,10 +28,12 @@
 //! # Ok::<(), netsim::ProfileError>(())
 //! ```
 
+pub mod calendar;
 pub mod cost;
 pub mod profile;
 pub mod timeline;
 
+pub use calendar::{reserve_pair, Calendar};
 pub use cost::{Cost, CostError};
 pub use profile::{HopKind, Profile, ProfileError, TopologySpec};
-pub use timeline::{charge_hop, charge_transfer, now_ns, reserve, wait_until, Charge};
+pub use timeline::{charge_hop, charge_transfer, now_ns, reserve, wait_until, Charge, Timeline};

@@ -1,10 +1,13 @@
 //! Timelines of shared resources, and waiting for modeled deadlines.
 //!
-//! A timeline is one `AtomicU64` holding the instant (ns of `CLOCK_MONOTONIC`) until which
-//! a resource (a node's NIC send or receive side, a board's DMA read or write channel)
-//! is busy. This module owns the lock-free reservation of such timelines, the charging
-//! of a transfer or a hop on them (turning a [`Cost`] into "injected" and "delivered"
-//! instants) and the accurate, core-friendly wait for a deadline.
+//! A timeline records when a resource (a node's NIC send or receive side, a board's DMA
+//! read or write channel) is busy. In wall-clock emulation it is one `AtomicU64` holding
+//! the instant (ns of `CLOCK_MONOTONIC`) until which the resource is busy; in virtual
+//! time it is a gap-filling [`Calendar`] (ns of virtual time). The [`Timeline`] trait is
+//! what both offer. This module owns the lock-free reservation of busy-until words, the
+//! charging of a transfer or a hop on any [`Timeline`] (turning a [`Cost`] into "start",
+//! "injected" and "delivered" instants) and the accurate, core-friendly wait for a
+//! deadline.
 //!
 //! It must not allocate or own the timelines: they live in memory the caller owns
 //! (typically the job's shared control segment, so that every process of the host sees
@@ -17,6 +20,7 @@ use std::cell::Cell;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::calendar::{self, Calendar};
 use crate::cost::{secs_to_ns, Cost};
 
 /// The current `CLOCK_MONOTONIC` time in nanoseconds: the clock of every timeline.
@@ -64,9 +68,56 @@ pub fn reserve(busy_until: &AtomicU64, earliest_ns: u64, occupancy_ns: u64) -> (
     }
 }
 
-/// The instants a charged transfer or hop completes at.
+/// A resource's timeline: something transfers and hops can be charged on.
+///
+/// Implemented by a busy-until word (`AtomicU64`: requests queue in the order they
+/// arrive, exact when they arrive in modeled order, as in wall-clock emulation) and by a
+/// [`Calendar`] (requests fill the earliest gap, exact whatever order they arrive in, as
+/// virtual time needs).
+pub trait Timeline {
+    /// Reserves `occupancy_ns` no earlier than `earliest_ns`; returns `(start, end)`.
+    fn reserve(&self, earliest_ns: u64, occupancy_ns: u64) -> (u64, u64);
+
+    /// Reserves `occupancy_ns` on `self` (a sender) and `recv` (a receiver) for a
+    /// cut-through transfer no earlier than `earliest_ns`; returns `(start, end)`: when
+    /// the first of them starts and when the last of them ends.
+    fn reserve_pair(&self, recv: &Self, earliest_ns: u64, occupancy_ns: u64) -> (u64, u64);
+}
+
+impl Timeline for AtomicU64 {
+    /// [`reserve`]: queues behind everything already reserved.
+    fn reserve(&self, earliest_ns: u64, occupancy_ns: u64) -> (u64, u64) {
+        reserve(self, earliest_ns, occupancy_ns)
+    }
+
+    /// The sender from `earliest_ns`, the receiver from the sender's start (data streams
+    /// through, the receiver does not wait for the sender to finish); two
+    /// reservations that may each queue.
+    fn reserve_pair(&self, recv: &Self, earliest_ns: u64, occupancy_ns: u64) -> (u64, u64) {
+        let (send_start, _) = reserve(self, earliest_ns, occupancy_ns);
+        let (_, recv_end) = reserve(recv, send_start, occupancy_ns);
+        (send_start, recv_end)
+    }
+}
+
+impl Timeline for Calendar {
+    /// [`Calendar::reserve`]: the earliest gap that fits.
+    fn reserve(&self, earliest_ns: u64, occupancy_ns: u64) -> (u64, u64) {
+        Calendar::reserve(self, earliest_ns, occupancy_ns)
+    }
+
+    /// [`calendar::reserve_pair`]: the earliest gap common to both.
+    fn reserve_pair(&self, recv: &Self, earliest_ns: u64, occupancy_ns: u64) -> (u64, u64) {
+        calendar::reserve_pair(self, recv, earliest_ns, occupancy_ns)
+    }
+}
+
+/// The instants a charged transfer or hop starts and completes at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Charge {
+    /// When the first resource started working on it (ns): with `delivered_ns`, the
+    /// span a trace draws for the hop.
+    pub start_ns: u64,
     /// When the data has left the sender: the sender may reuse its buffer (ns).
     pub injected_ns: u64,
     /// When the data is complete at the target (ns).
@@ -76,10 +127,11 @@ pub struct Charge {
 /// Charges a transfer of `bytes` over a sender resource and a receiver resource (e.g.
 /// the NIC send side of one node and the NIC receive side of another), cut-through.
 ///
-/// The sender side is reserved from `now_ns` for the cost's occupancy; the receiver
-/// side is reserved for the same occupancy from the sender's start (data streams through,
-/// it does not wait for the sender to finish). `injected_ns` is the receiver's end (the
-/// last byte has been accepted), `delivered_ns` adds the cost's latency.
+/// Both sides are occupied for the cost's occupancy, the receiver from the sender's
+/// start (data streams through, it does not wait for the sender to finish), no earlier
+/// than `now_ns`: [`Timeline::reserve_pair`]. `start_ns` is when the sender starts,
+/// `injected_ns` the receiver's end (the last byte has been accepted), `delivered_ns`
+/// adds the cost's latency.
 ///
 /// `send` and `recv` should be different timelines; if they are the same, the two
 /// reservations simply queue one after the other.
@@ -92,27 +144,28 @@ pub struct Charge {
 /// let net = Cost::LogGp { latency: 1e-6, overhead: 0.0, gap: 0.0, bandwidth: 1e9 };
 /// let (send, recv) = (AtomicU64::new(0), AtomicU64::new(0));
 /// let c = charge_transfer(&send, &recv, 10_000, &net, 1000);
-/// assert_eq!((c.injected_ns, c.delivered_ns), (11_000, 12_000));
+/// assert_eq!((c.start_ns, c.injected_ns, c.delivered_ns), (10_000, 11_000, 12_000));
 /// ```
-pub fn charge_transfer(
-    send: &AtomicU64,
-    recv: &AtomicU64,
+pub fn charge_transfer<T: Timeline>(
+    send: &T,
+    recv: &T,
     now_ns: u64,
     cost: &Cost,
     bytes: u64,
 ) -> Charge {
     let occupancy = secs_to_ns(cost.occupancy(bytes));
     let latency = secs_to_ns(cost.latency(bytes));
-    let (send_start, _) = reserve(send, now_ns, occupancy);
-    let (_, recv_end) = reserve(recv, send_start, occupancy);
+    let (start, end) = send.reserve_pair(recv, now_ns, occupancy);
     Charge {
-        injected_ns: recv_end,
-        delivered_ns: recv_end.saturating_add(latency),
+        start_ns: start,
+        injected_ns: end,
+        delivered_ns: end.saturating_add(latency),
     }
 }
 
 /// Charges one hop of `bytes` on a single resource (e.g. a board's DMA channel):
-/// `injected_ns` is the end of its occupancy, `delivered_ns` adds the latency.
+/// `start_ns` is when its occupancy starts, `injected_ns` when it ends, `delivered_ns`
+/// adds the latency.
 ///
 /// ```
 /// use std::sync::atomic::AtomicU64;
@@ -121,13 +174,15 @@ pub fn charge_transfer(
 /// let dma = Cost::Table { points: vec![(32, 100e-6)] };
 /// let channel = AtomicU64::new(0);
 /// assert_eq!(charge_hop(&channel, 0, &dma, 32).delivered_ns, 100_000);
-/// assert_eq!(charge_hop(&channel, 0, &dma, 32).delivered_ns, 200_000); // queued
+/// let queued = charge_hop(&channel, 0, &dma, 32);
+/// assert_eq!((queued.start_ns, queued.delivered_ns), (100_000, 200_000));
 /// ```
-pub fn charge_hop(channel: &AtomicU64, now_ns: u64, cost: &Cost, bytes: u64) -> Charge {
+pub fn charge_hop<T: Timeline>(channel: &T, now_ns: u64, cost: &Cost, bytes: u64) -> Charge {
     let occupancy = secs_to_ns(cost.occupancy(bytes));
     let latency = secs_to_ns(cost.latency(bytes));
-    let (_, end) = reserve(channel, now_ns, occupancy);
+    let (start, end) = channel.reserve(now_ns, occupancy);
     Charge {
+        start_ns: start,
         injected_ns: end,
         delivered_ns: end.saturating_add(latency),
     }
@@ -286,6 +341,7 @@ mod tests {
         assert_eq!(
             c,
             Charge {
+                start_ns: 1_000,
                 injected_ns: 2_000,
                 delivered_ns: 3_000
             }
@@ -349,6 +405,7 @@ mod tests {
         assert_eq!(
             a,
             Charge {
+                start_ns: 0,
                 injected_ns: 10_000,
                 delivered_ns: 10_000
             }
@@ -361,6 +418,7 @@ mod tests {
         assert_eq!(
             charge_hop(&ch, 0, &lat, 1_000),
             Charge {
+                start_ns: 0,
                 injected_ns: 1_000,
                 delivered_ns: 2_000
             }
@@ -368,10 +426,72 @@ mod tests {
         assert_eq!(
             charge_hop(&ch, 0, &lat, 1_000),
             Charge {
+                start_ns: 1_000,
                 injected_ns: 2_000,
                 delivered_ns: 3_000
             }
         );
+    }
+
+    #[test]
+    fn busy_sender_start_is_reported() {
+        let (s, r) = (AtomicU64::new(0), AtomicU64::new(0));
+        reserve(&r, 0, 3_000);
+        let c = charge_transfer(&s, &r, 500, &link(), 1_000);
+        // The sender starts at once; the receiver only at 3000, so the data is in at 4000.
+        assert_eq!(c.start_ns, 500);
+        assert_eq!((c.injected_ns, c.delivered_ns), (4_000, 5_000));
+    }
+
+    #[test]
+    fn charges_on_calendars_fill_gaps_in_either_order() {
+        // A (virtual clock 1 ms) and B (0.5 ms) send 1000 bytes each over the same pair
+        // of NIC sides; whichever is charged first, B finds the NICs idle at 0.5 ms.
+        let run = |a_first: bool| {
+            let (s, r) = (Calendar::new(), Calendar::new());
+            let a = || charge_transfer(&s, &r, 1_000_000, &link(), 1_000);
+            let b = || charge_transfer(&s, &r, 500_000, &link(), 1_000);
+            if a_first {
+                let ca = a();
+                (ca, b())
+            } else {
+                let cb = b();
+                (a(), cb)
+            }
+        };
+        let (a, b) = run(true);
+        assert_eq!((a, b), run(false));
+        assert_eq!(
+            b,
+            Charge {
+                start_ns: 500_000,
+                injected_ns: 501_000,
+                delivered_ns: 502_000
+            }
+        );
+        assert_eq!(a.start_ns, 1_000_000);
+        // A single busy-until word would have queued B behind A.
+        let (s, r) = (AtomicU64::new(0), AtomicU64::new(0));
+        charge_transfer(&s, &r, 1_000_000, &link(), 1_000);
+        assert_eq!(
+            charge_transfer(&s, &r, 500_000, &link(), 1_000).start_ns,
+            1_001_000
+        );
+    }
+
+    #[test]
+    fn hops_on_a_calendar_fill_gaps() {
+        let ch = Calendar::new();
+        assert_eq!(charge_hop(&ch, 10_000, &link(), 1_000).start_ns, 10_000);
+        let early = charge_hop(&ch, 0, &link(), 1_000);
+        assert_eq!(
+            (early.start_ns, early.injected_ns, early.delivered_ns),
+            (0, 1_000, 2_000)
+        );
+        // Busy [0, 1000) and [10000, 11000): 1000 ns from 500 fit from 1000.
+        assert_eq!(charge_hop(&ch, 500, &link(), 1_000).start_ns, 1_000);
+        // Too long for the rest of the gap [2000, 10000): after 11000.
+        assert_eq!(charge_hop(&ch, 0, &link(), 9_000).start_ns, 11_000);
     }
 
     #[test]
