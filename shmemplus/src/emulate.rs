@@ -24,7 +24,8 @@ use crate::clock::JobClock;
 use crate::model;
 use crate::segment::JobSegments;
 use crate::topology::Topology;
-use netsim::{Cost, Profile};
+use netsim::timeline::Timeline;
+use netsim::{Calendar, Cost, Profile};
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -155,26 +156,41 @@ impl Emulation {
         }
     }
 
-    /// The shared timeline of `r` (in the control block of the node's first PE).
+    /// The control block of node `n`'s first PE, which holds the node's timelines.
+    fn leader(&self, n: u32) -> &crate::segment::Control {
+        self.segs.segs[(n * self.topology.pes_per_node) as usize].control()
+    }
+
+    /// The wall clock's shared timeline of `r`: a busy-until word.
     fn timeline(&self, r: Resource) -> &AtomicU64 {
-        let leader =
-            |node: u32| self.segs.segs[(node * self.topology.pes_per_node) as usize].control();
         match r {
-            Resource::NicSend(n) => &leader(n).nic_send,
-            Resource::NicRecv(n) => &leader(n).nic_recv,
-            Resource::DmaRead(n, b) => &leader(n).dma_read[b as usize],
-            Resource::DmaWrite(n, b) => &leader(n).dma_write[b as usize],
+            Resource::NicSend(n) => &self.leader(n).nic_send,
+            Resource::NicRecv(n) => &self.leader(n).nic_recv,
+            Resource::DmaRead(n, b) => &self.leader(n).dma_read[b as usize],
+            Resource::DmaWrite(n, b) => &self.leader(n).dma_write[b as usize],
+        }
+    }
+
+    /// The virtual clock's shared timeline of `r`: a gap-filling calendar, so that
+    /// PEs whose virtual clocks differ get the same reservations whatever order they
+    /// ask in, as long as their requests do not overlap in virtual time.
+    fn calendar(&self, r: Resource) -> &Calendar {
+        match r {
+            Resource::NicSend(n) => &self.leader(n).calendars.nic_send,
+            Resource::NicRecv(n) => &self.leader(n).calendars.nic_recv,
+            Resource::DmaRead(n, b) => &self.leader(n).calendars.dma_read[b as usize],
+            Resource::DmaWrite(n, b) => &self.leader(n).calendars.dma_write[b as usize],
         }
     }
 
     /// Charges the hops in sequence from `start_ns` on the timelines `line` gives;
     /// returns (injected instant of the first charged hop, delivered instant of the
     /// last), or `None` if all are free.
-    fn charge_on<'t>(
+    fn charge_on<'t, L: Timeline + 't>(
         &self,
         hops: &[Hop],
         start_ns: u64,
-        line: &impl Fn(Resource) -> &'t AtomicU64,
+        line: &impl Fn(Resource) -> &'t L,
     ) -> Option<(u64, u64)> {
         let mut at = start_ns;
         let mut injected = None;
@@ -195,8 +211,12 @@ impl Emulation {
         injected.map(|i| (i, at))
     }
 
+    /// Charges `hops` from `start_ns` on the shared timelines of the job's clock.
     fn charge(&self, hops: &[Hop], start_ns: u64) -> Option<(u64, u64)> {
-        self.charge_on(hops, start_ns, &|r| self.timeline(r))
+        match self.clock.is_virtual() {
+            true => self.charge_on(hops, start_ns, &|r| self.calendar(r)),
+            false => self.charge_on(hops, start_ns, &|r| self.timeline(r)),
+        }
     }
 
     /// Charges a transfer of `bytes` split into packets of `packet` bytes, on the
@@ -207,13 +227,13 @@ impl Emulation {
     /// `T = sum_s t_s + (N - 1) * max_s t_s` when every stage is its own resource.
     /// Returns (injected instant of the last packet's first hop, delivered instant of
     /// the last packet), or `None` if the route is free.
-    fn charge_packets_on<'t>(
+    fn charge_packets_on<'t, L: Timeline + 't>(
         &self,
         bytes: usize,
         packet: usize,
         start_ns: u64,
         hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
-        line: &impl Fn(Resource) -> &'t AtomicU64,
+        line: &impl Fn(Resource) -> &'t L,
     ) -> Option<(u64, u64)> {
         let packet = if packet == 0 { bytes.max(1) } else { packet };
         let mut delivered: Vec<u64> = Vec::new();
@@ -251,9 +271,12 @@ impl Emulation {
         deferred: bool,
         hops_of: &mut dyn FnMut(usize, usize) -> Vec<Hop>,
     ) -> Option<Completion> {
-        let line = |r| self.timeline(r);
-        let (injected, delivered) =
-            self.charge_packets_on(bytes, packet, start_ns, hops_of, &line)?;
+        let (injected, delivered) = match self.clock.is_virtual() {
+            true => self.charge_packets_on(bytes, packet, start_ns, hops_of, &|r| self.calendar(r)),
+            false => {
+                self.charge_packets_on(bytes, packet, start_ns, hops_of, &|r| self.timeline(r))
+            }
+        }?;
         match op {
             _ if deferred => {
                 self.undelivered_until

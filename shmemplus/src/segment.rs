@@ -116,6 +116,23 @@ pub struct Control {
     /// Virtual clock: delivery instants of the writes into this PE's memory, by word
     /// slot (see `shmem::vtime`). Written by the writers, read by this PE's waits.
     pub stamps: [AtomicU64; STAMP_SLOTS],
+    /// Virtual clock: the reservation calendars of this PE's node's resources (node
+    /// leader's copy only, as the busy-until words above, which the wall clock uses).
+    pub calendars: NodeCalendars,
+}
+
+/// The calendars of one node's emulated resources under the virtual clock (gap-filling
+/// reservations, `netsim::Calendar`), one per timeline of the wall clock.
+#[repr(C)]
+pub struct NodeCalendars {
+    /// NIC send side.
+    pub nic_send: netsim::Calendar,
+    /// NIC receive side.
+    pub nic_recv: netsim::Calendar,
+    /// DMA read channel (board -> host) of each board.
+    pub dma_read: [netsim::Calendar; MAX_BOARDS],
+    /// DMA write channel (host -> board) of each board.
+    pub dma_write: [netsim::Calendar; MAX_BOARDS],
 }
 
 /// The words one team slot needs in a member's control block. Which words of which
