@@ -211,6 +211,24 @@ fn a_fixed_pattern_ends_at_identical_virtual_times_run_after_run() {
 }
 
 #[test]
+fn contending_pes_still_end_at_identical_virtual_times() {
+    // Each PE puts to the next PE's board while that PE uses its own: the board's DMA
+    // channels are asked for by two PEs whose virtual clocks differ, in whatever order
+    // the host runs them. The calendars give each request the same interval either way.
+    let args = ["vt-pattern", "6", "contended"];
+    let reference = pattern_result(&job(4, None, ("mu", "virtual", "shm"), &args), "run 1");
+    for run in 2..=3 {
+        let r = job(4, None, ("mu", "virtual", "shm"), &args);
+        assert_eq!(
+            pattern_result(&r, "run"),
+            reference,
+            "run {run}\n{}",
+            dump(&r)
+        );
+    }
+}
+
+#[test]
 fn data_is_bit_identical_under_the_wall_and_the_virtual_clock() {
     let args = ["vt-pattern", "4"];
     let wall = pattern_result(&job(4, None, ("mu", "wall", "shm"), &args), "wall");
