@@ -6,4 +6,5 @@ pub mod info;
 pub mod launcher;
 pub mod model_cli;
 pub mod plot;
+pub mod trace_plot;
 pub mod tune_cli;

@@ -32,10 +32,10 @@ const HEIGHT: u32 = 640;
 
 /// The font family name every text style uses; the TTF found at run time is registered
 /// under it, and SVG viewers understand it as a generic family.
-const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 
 /// Where a sans-serif TTF is looked for, first hit wins (Debian/Ubuntu, Fedora, Arch).
-const FONT_CANDIDATES: &[&str] = &[
+pub(crate) const FONT_CANDIDATES: &[&str] = &[
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
     "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",
     "/usr/share/fonts/dejavu/DejaVuSans.ttf",
@@ -43,7 +43,7 @@ const FONT_CANDIDATES: &[&str] = &[
 ];
 
 /// Line colours (the "tab10" palette), one per curve, cycled.
-const COLORS: [RGBColor; 10] = [
+pub(crate) const COLORS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -151,7 +151,7 @@ fn validate(curves: &[Curve]) -> Result<(), String> {
 /// Finds a TTF among `candidates` and registers it as `FAMILY` (once per process: plotters
 /// keeps fonts in a global table and needs `'static` bytes, so the file is leaked once).
 /// The result of the first call is kept; `Err` says what was looked for.
-fn register_font_once(candidates: &[&str]) -> Result<(), String> {
+pub(crate) fn register_font_once(candidates: &[&str]) -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     // Tests pass candidates that do not exist to see the failure; don't let them
     // poison (or be hidden by) the process-wide registration.

@@ -112,6 +112,30 @@ pub fn apply_profile(
 }
 
 impl JobSpec {
+    /// Makes the PEs trace the job (`shmemrun --trace PATH`): creates `path` now (an
+    /// unwritable path fails before any PE starts) and exports its absolute form as
+    /// `SHMEMPLUS_TRACE`, so each PE writes the fragment `PATH.pe<N>` at `finalize`.
+    /// Returns that absolute path; after the job, merge the fragments into it with
+    /// [`shmemplus::trace::merge_fragments`], whatever the outcome.
+    ///
+    /// ```
+    /// use shmemplus_runtime::JobSpec;
+    /// let dir = std::env::temp_dir();
+    /// let mut spec = JobSpec::new(2, "hello");
+    /// let path = spec.trace_to(&dir.join("doc-trace.json")).unwrap();
+    /// assert!(path.is_absolute());
+    /// assert!(spec.env.iter().any(|(k, v)| k == "SHMEMPLUS_TRACE" && v == path.as_os_str()));
+    /// # std::fs::remove_file(path).unwrap();
+    /// ```
+    pub fn trace_to(&mut self, path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+        std::fs::File::create(path)?;
+        let path = std::fs::canonicalize(path)?;
+        let var = shmemplus::trace::ENV_TRACE;
+        self.env.retain(|(k, _)| k != var);
+        self.env.push((var.into(), path.clone().into()));
+        Ok(path)
+    }
+
     /// The configuration every PE of this job will read at `init`, parsed by the
     /// library's own parser from the environment the PEs will get: this process's
     /// environment overridden by [`JobSpec::env`].

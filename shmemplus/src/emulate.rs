@@ -205,10 +205,24 @@ impl Emulation {
                     netsim::charge_hop(line(res[0]), at, cost, bytes)
                 }
             };
+            // The trace shows the shared timelines only, not the model's private ones.
+            if crate::trace::enabled() && self.is_shared(line(res[0]), res[0]) {
+                trace_hop(hop, &res, cost, charge.injected_ns);
+            }
             injected.get_or_insert(charge.injected_ns);
             at = charge.delivered_ns;
         }
         injected.map(|i| (i, at))
+    }
+
+    /// Whether `line` is the job's shared timeline of `r` (not a private one of the
+    /// model's): the wall clock's busy-until word or the virtual clock's calendar.
+    fn is_shared<L>(&self, line: &L, r: Resource) -> bool {
+        let shared: *const () = match self.clock.is_virtual() {
+            true => std::ptr::from_ref(self.calendar(r)).cast(),
+            false => std::ptr::from_ref(self.timeline(r)).cast(),
+        };
+        std::ptr::eq(std::ptr::from_ref(line).cast::<()>(), shared)
     }
 
     /// Charges `hops` from `start_ns` on the shared timelines of the job's clock.
@@ -388,5 +402,31 @@ impl Emulation {
     /// Reaches the delivery of every put issued so far.
     pub fn quiet(&self) {
         self.clock.reach(self.undelivered_until());
+    }
+}
+
+/// Records `hop` on the trace, on each of its resources `res`: busy for its occupancy
+/// up to `injected`. (That is the receive side's interval of a network hop; the send
+/// side's is the same unless the receiver was still busy, when it started earlier.)
+fn trace_hop(hop: &Hop, res: &[Resource], cost: &Cost, injected: u64) {
+    use crate::trace::{Peers, Track};
+    let (bytes, peers) = match *hop {
+        Hop::Net { from, to, bytes } => {
+            let (from, to) = (from as u32, to as u32);
+            (bytes, Peers::Net { from, to })
+        }
+        Hop::Read { pe, bytes, .. } | Hop::Write { pe, bytes, .. } => {
+            (bytes, Peers::Board { pe: pe as u32 })
+        }
+    };
+    let start = injected.saturating_sub(netsim::cost::secs_to_ns(cost.occupancy(bytes)));
+    for &r in res {
+        let (track, name) = match r {
+            Resource::NicSend(node) => (Track::NicSend { node }, "net"),
+            Resource::NicRecv(node) => (Track::NicRecv { node }, "net"),
+            Resource::DmaRead(node, board) => (Track::DmaRead { node, board }, "DMA read"),
+            Resource::DmaWrite(node, board) => (Track::DmaWrite { node, board }, "DMA write"),
+        };
+        crate::trace::hop(track, name, (start, injected), bytes, peers);
     }
 }

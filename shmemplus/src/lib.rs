@@ -43,6 +43,7 @@ mod statics;
 mod sync;
 mod team;
 mod topology;
+pub mod trace;
 pub mod tune;
 mod wake;
 

@@ -1,8 +1,9 @@
 //! `shmemplus`: the tool. `bench` (put/get, barrier, AM, contention, atomics and
 //! collectives microbenchmarks), `info` (a cluster profile and its modeled hop costs),
-//! `model` (the multilevel communication model's equations) and `tune` (the
-//! self-tuning pass and its cache). `bench-pe` and `tune-pe` are the PE programs those
-//! commands launch; they are not meant to be run by hand.
+//! `model` (the multilevel communication model's equations), `tune` (the self-tuning
+//! pass and its cache) and `trace-plot` (a `--trace` file as a timeline image).
+//! `bench-pe` and `tune-pe` are the PE programs those commands launch; they are not
+//! meant to be run by hand.
 
 use clap::{Parser, Subcommand};
 use shmemplus_cli::bench::{self, BenchOptions};
@@ -38,6 +39,21 @@ enum Command {
         #[arg(long)]
         report: bool,
     },
+    /// Draw a trace (`shmemrun --trace`) as a timeline: one row per PE, NIC side and
+    /// board channel, one bar per call or hop.
+    TracePlot {
+        /// The trace file (Chrome trace-event JSON).
+        #[arg(value_name = "TRACE.json")]
+        trace: std::path::PathBuf,
+        /// The image to write: .png or .svg.
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_name = "FILE",
+            default_value = "timeline.png"
+        )]
+        output: std::path::PathBuf,
+    },
     /// One PE of a benchmark job (started by `bench`, not by hand).
     #[command(hide = true)]
     BenchPe(BenchOptions),
@@ -59,6 +75,9 @@ fn main() -> ExitCode {
         Command::Tune(o) => shmemplus_cli::tune_cli::run(o),
         Command::TunePe { report } => shmemplus_cli::tune_cli::run_pe(*report),
         Command::Info { profile } => info(profile.as_deref()),
+        Command::TracePlot { trace, output } => {
+            shmemplus_cli::trace_plot::plot_trace(trace, output)
+        }
         // Bad model input is a usage error: exit code 2, like clap's own errors.
         Command::Model(a) => match shmemplus_cli::model_cli::run(a) {
             Err(e) => {

@@ -54,6 +54,10 @@ struct Cli {
     /// FPGA boards per node (default: the profile's).
     #[arg(long, value_name = "F")]
     fpgas: Option<u32>,
+    /// Write a Chrome trace (Perfetto, chrome://tracing) of every hop and call to PATH
+    /// (default: the SHMEMPLUS_TRACE variable).
+    #[arg(long, value_name = "PATH")]
+    trace: Option<std::path::PathBuf>,
     /// The program and its arguments.
     #[arg(
         value_name = "PROGRAM",
@@ -168,8 +172,30 @@ fn run(cli: Cli) -> Result<i32, Fault> {
         OutputMode::Inherit
     };
     spec.handle_signals = true;
+    let trace = match cli
+        .trace
+        .or_else(|| std::env::var_os(shmemplus::trace::ENV_TRACE).map(Into::into))
+    {
+        Some(p) if p.as_os_str().is_empty() => {
+            return Err(fault(
+                EXIT_CONFIG,
+                "SHMEMPLUS_TRACE is empty; give the file to write the trace to",
+            ))
+        }
+        Some(p) => Some(spec.trace_to(&p).map_err(|e| {
+            fault(
+                EXIT_USAGE,
+                format!("--trace {}: cannot write it: {e}", p.display()),
+            )
+        })?),
+        None => None,
+    };
 
-    let report = run_job(&spec).map_err(|e| fault(e.exit_code(), e.to_string()))?;
+    let report = run_job(&spec);
+    if let Some(path) = &trace {
+        merge_trace(path, spec.n_pes);
+    }
+    let report = report.map_err(|e| fault(e.exit_code(), e.to_string()))?;
     match report.outcome {
         JobOutcome::Success => return Ok(0),
         // The program chose the code (shmem_global_exit): nothing to report.
@@ -181,4 +207,20 @@ fn run(cli: Cli) -> Result<i32, Fault> {
         line.push_str(&format!(" ({advice})"));
     }
     Err(fault(report.exit_code(), line))
+}
+
+/// Merges the PEs' trace fragments into `path` (they are deleted in any case) and says
+/// where the trace is, and whether it is partial, on stderr.
+fn merge_trace(path: &std::path::Path, n_pes: u32) {
+    let shown = path.display();
+    match shmemplus::trace::merge_fragments(path, n_pes) {
+        Ok(m) if m.missing.is_empty() => {
+            eprintln!("shmemrun: trace written to {shown} ({} events)", m.events)
+        }
+        Ok(m) => eprintln!(
+            "shmemrun: the trace {shown} is partial: no events from PEs {:?} ({} events from the others)",
+            m.missing, m.events
+        ),
+        Err(e) => eprintln!("shmemrun: cannot write the trace {shown}: {e}"),
+    }
 }

@@ -119,6 +119,7 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
     // Before any thread of the library starts (see `take_from_env` for why that
     // makes removing the secret from the environment sound).
     let env = LaunchEnv::take_from_env()?;
+    let trace = crate::trace::request_from_env(env.as_ref().map(|e| e.pe))?;
     let (me, topology, job_id) = match &env {
         Some(e) => (e.pe, e.topology, Some(e.job_id.clone())),
         None => (0, Topology::resolve(1, None, None)?, None),
@@ -241,6 +242,10 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
         ),
     }
     shmem.inner.clock.start();
+    if let Some(req) = trace {
+        let i = &shmem.inner;
+        crate::trace::start(req, (me, i.topology.n_pes), i.clock.kind(), &i.profile.name);
+    }
     Ok(shmem)
 }
 

@@ -98,6 +98,7 @@ impl Shmem {
 
 impl Inner {
     pub(super) fn shutdown(&self) {
+        crate::trace::finish();
         self.am.stop();
         let watch = self
             .progress

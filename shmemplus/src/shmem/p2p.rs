@@ -72,6 +72,8 @@ impl Shmem {
     fn saw<T: AtomicInt>(&self, obj: &SymVec<T>, idx: &[usize]) -> Result<()> {
         let inner = self.live()?;
         if obj.place == Place::Cpu && inner.clock.is_virtual() {
+            // The wait's end in virtual time: the delivery of the writes it saw.
+            let _span = crate::trace::span("observe", &inner.clock);
             let (offset, _) = self.locate(obj, 0, obj.len())?;
             for &i in idx {
                 // `i` indexes `obj`, whose bytes `locate` checked: no overflow.
@@ -89,6 +91,7 @@ impl Shmem {
     ) -> Result<R> {
         let inner = self.live()?;
         let _call = inner.clock.enter();
+        let _span = crate::trace::span("wait", &inner.clock);
         let mut words = Vec::with_capacity(obj.len());
         inner.flush_wakes();
         inner

@@ -117,6 +117,7 @@ impl Inner {
     /// `quiet`: every put issued before it, on any route, is visible at its target.
     pub(super) fn quiet(&self) -> Result<()> {
         let _call = self.clock.enter();
+        let _span = crate::trace::span("quiet", &self.clock);
         // Mapped puts: stores, made visible by a SeqCst fence (flushing the wake-ups
         // issues one when there is anyone to wake).
         if !self.flush_wakes() {
@@ -528,6 +529,8 @@ impl Shmem {
         work: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
         let inner = &*self.inner;
+        let name = crate::trace::rma_name(op, writes, route.local.is_some());
+        let _span = crate::trace::span(name, &inner.clock);
         if inner.clock.is_virtual() {
             let _call = inner.clock.enter();
             let done = self.charge(route, op, offsets, bytes, inner.clock.now_ns(), deferred);

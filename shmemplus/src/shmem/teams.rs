@@ -457,6 +457,7 @@ impl Inner {
         self.epoch_high.fetch_max(state.epoch, Ordering::Relaxed);
         self.flush_wakes();
         let _call = self.clock.enter();
+        let _span = crate::trace::span("barrier", &self.clock);
         self.publish_barrier_clock(team, state.epoch);
         let virtual_clock = self.clock.is_virtual();
         crate::team::barrier(
