@@ -115,11 +115,7 @@ fn the_virtual_clock_gives_the_same_results_in_virtual_time() {
     // on the PE's clock (one run per board), inside the compute phase.
     let mut tops = Vec::new();
     for clock in ["wall", "virtual"] {
-        let shape = Shape {
-            n: 4,
-            env: vec![("SHMEMPLUS_PROFILE", "novo-g"), ("SHMEMPLUS_CLOCK", clock)],
-            ..Shape::default()
-        };
+        let shape = common::novo_g(4, clock);
         let r = job(
             CBIR,
             &shape,

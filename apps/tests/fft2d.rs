@@ -119,11 +119,7 @@ fn the_virtual_clock_gives_the_same_result_in_virtual_time() {
     for device in ["fpga", "cpu"] {
         let mut errors = Vec::new();
         for clock in ["wall", "virtual"] {
-            let shape = Shape {
-                n: 4,
-                env: vec![("SHMEMPLUS_PROFILE", "novo-g"), ("SHMEMPLUS_CLOCK", clock)],
-                ..Shape::default()
-            };
+            let shape = common::novo_g(4, clock);
             let r = job(
                 FFT2D,
                 &shape,
