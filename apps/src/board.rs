@@ -5,10 +5,14 @@
 //! This module owns the translation of "the board is S times faster than one CPU core"
 //! into RATSS parameters: the pipeline latency `PL`, the clock `F` and the operations per
 //! element are fixed by the kernel; the operations per cycle `R` are derived so that one
-//! element takes `cpu_seconds_per_element / S` on the board. It must not run kernels or
-//! measure anything itself (the binaries measure the CPU path and pass it in).
+//! element takes `cpu_seconds_per_element / S` on the board, and how the CPU path is
+//! timed ([`seconds_per_element`], on the job clock: under virtual time the modeled
+//! core, this host's CPU time divided by the profile's `cpu_speed`). It must not run
+//! kernels (the binaries do, and pass the CPU path's speed in).
 
+use shmemplus::config::ClockKind;
 use shmemplus::fpga_mock::KernelTiming;
+use shmemplus::Shmem;
 
 /// Clock of the mock kernels: 150 MHz, a typical clock of the SHMEM+ era's
 /// Stratix-III designs.
@@ -61,18 +65,33 @@ impl BoardSpeed {
     }
 }
 
-/// Measures `work` (which processes `elements` elements) `reps` times and returns the
-/// fastest run's seconds per element: the CPU path's speed on an unloaded core, as far
-/// as a shared machine allows.
-pub fn seconds_per_element(elements: u64, reps: u32, mut work: impl FnMut()) -> f64 {
+/// Measures `work` (which processes `elements` elements) `reps` times on the job clock
+/// and returns the fastest run's seconds per element: on the wall clock the CPU path's
+/// real speed on an unloaded core, as far as a shared machine allows; on the virtual
+/// clock the modeled core's (this thread's CPU time divided by the profile's
+/// `cpu_speed`), so that a board "S times faster than a CPU core" is S times faster
+/// than the core being modeled.
+pub fn seconds_per_element(shmem: &Shmem, elements: u64, reps: u32, mut work: impl FnMut()) -> f64 {
     let mut best = f64::INFINITY;
     for _ in 0..reps.max(1) {
-        let t = std::time::Instant::now();
+        let t = shmem.now();
         work();
-        best = best.min(t.elapsed().as_secs_f64());
+        best = best.min(shmem.now().saturating_sub(t).as_secs_f64());
     }
     // A clock that did not move still gives a positive time.
     best.max(1e-9) / elements.max(1) as f64
+}
+
+/// What [`seconds_per_element`] measured, for a report: this host's core in real time,
+/// or the modeled core.
+pub fn cpu_basis(shmem: &Shmem) -> String {
+    match shmem.clock() {
+        ClockKind::Wall => "this host's core, wall clock".into(),
+        ClockKind::Virtual => format!(
+            "the modeled core: host CPU time / cpu_speed {}",
+            shmem.profile().cpu_speed
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -124,13 +143,16 @@ mod tests {
     }
 
     #[test]
-    fn measuring_gives_a_positive_time() {
+    fn measuring_on_the_job_clock_gives_a_positive_time() {
+        // The only test of this crate's unit tests that starts a (one-PE) job.
+        let shmem = shmemplus::init().expect("a one-PE job");
         let mut x = 0u64;
-        let t = seconds_per_element(100, 2, || {
-            for i in 0..100 {
+        let t = seconds_per_element(&shmem, 100, 2, || {
+            for i in 0..100_000 {
                 x = std::hint::black_box(x.wrapping_add(i));
             }
         });
         assert!(t > 0.0 && t.is_finite());
+        assert!(cpu_basis(&shmem).contains("core"));
     }
 }

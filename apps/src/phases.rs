@@ -1,20 +1,21 @@
 //! Phase timing for the applications' reports: every phase starts and ends with
-//! `barrier_all`, so its wall-clock time on any PE is the time of the slowest PE (plus
-//! two barriers), and the phases of a run add up to its total.
+//! `barrier_all`, so its time on any PE is the time of the slowest PE (plus two
+//! barriers), and the phases of a run add up to its total. Times are on the job clock
+//! ([`Shmem::now`]): real time on the wall clock, this PE's virtual time under
+//! `SHMEMPLUS_CLOCK=virtual`.
 //!
 //! This module owns how phases are measured and named. It must not decide what a phase
 //! does (the applications do) and it prints nothing.
 
 use serde::Serialize;
 use shmemplus::Shmem;
-use std::time::Instant;
 
 /// One measured phase.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Phase {
     /// The phase's name in the report.
     pub name: String,
-    /// Wall-clock seconds between its opening and closing barriers.
+    /// Seconds on the job clock between its opening and closing barriers.
     pub seconds: f64,
 }
 
@@ -45,10 +46,10 @@ impl PhaseTimer {
         E: Into<anyhow::Error>,
     {
         self.shmem.barrier_all()?;
-        let start = Instant::now();
+        let start = self.shmem.now();
         let out = work().map_err(Into::into)?;
         self.shmem.barrier_all()?;
-        let seconds = start.elapsed().as_secs_f64();
+        let seconds = (self.shmem.now().saturating_sub(start)).as_secs_f64();
         match self.phases.iter_mut().find(|p| p.name == name) {
             Some(p) => p.seconds += seconds,
             None => self.phases.push(Phase {

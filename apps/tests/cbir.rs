@@ -1,6 +1,6 @@
 //! `cbir` as real jobs: every device on 1, 2 and 4 PEs (also with two PEs per node),
-//! the three gather approaches on the emulated novo-g cluster, a directory of real
-//! images, and the errors a user can cause.
+//! the three gather approaches on the emulated novo-g cluster, the virtual clock, a
+//! directory of real images, and the errors a user can cause.
 
 mod common;
 
@@ -106,6 +106,50 @@ fn json_report() {
             "sort"
         ]
     );
+}
+
+#[test]
+fn the_virtual_clock_gives_the_same_results_in_virtual_time() {
+    // novo-g, 4 nodes x 4 boards, hybrid, approach 3: the same top k on both clocks;
+    // under virtual time the report says so and every kernel's DONE is its modeled time
+    // on the PE's clock (one run per board), inside the compute phase.
+    let mut tops = Vec::new();
+    for clock in ["wall", "virtual"] {
+        let shape = common::novo_g(4, clock);
+        let r = job(
+            CBIR,
+            &shape,
+            &args(&["--verify", "--json", "--gather", "3", "--device", "hybrid"]),
+        );
+        common::succeeded(&r);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout[0]).unwrap();
+        assert_eq!(v["verified"], true, "{clock}");
+        assert_eq!(v["clock"], clock);
+        assert_eq!(v["gather"]["approach"], 3);
+        let kernels = v["kernels"].as_array().unwrap();
+        assert_eq!(kernels.len(), 16, "{clock}");
+        let compute = v["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "compute")
+            .unwrap()["seconds"]
+            .as_f64()
+            .unwrap();
+        for k in kernels {
+            let (m, d) = (
+                k["modeled_s"].as_f64().unwrap(),
+                k["done_after_s"].as_f64().unwrap(),
+            );
+            assert!(m > 0.0 && d >= m - 1e-9, "{clock}: {k}");
+            assert!(compute >= m, "{clock}: compute {compute} s < kernel {m} s");
+            if clock == "virtual" {
+                assert!(d - m < 1e-6, "virtual DONE is the modeled time: {k}");
+            }
+        }
+        tops.push(v["top"].clone());
+    }
+    assert_eq!(tops[0], tops[1], "the clocks gave different results");
 }
 
 /// A fresh directory under the system's temporary directory.

@@ -1,5 +1,5 @@
 //! `fft2d` as real jobs: both devices on 1, 2 and 4 PEs, the emulated novo-g cluster,
-//! and the errors a user can cause.
+//! the virtual clock, and the errors a user can cause.
 
 mod common;
 
@@ -109,6 +109,46 @@ fn verifies_on_novo_g_with_four_boards_and_uneven_rows() {
     assert_eq!(v["turns_in_passes"], false);
     let turn = v["turn_s"].as_f64().unwrap();
     assert!(turn > 0.0 && turn < v["parallel_s"].as_f64().unwrap());
+}
+
+#[test]
+fn the_virtual_clock_gives_the_same_result_in_virtual_time() {
+    // novo-g, 4 PEs of one node each with 4 boards: the same result (so the same error
+    // against the serial FFT) on both clocks, on the boards and on the CPUs; under
+    // virtual time the kernels' DONE is their modeled time on the PEs' clocks.
+    for device in ["fpga", "cpu"] {
+        let mut errors = Vec::new();
+        for clock in ["wall", "virtual"] {
+            let shape = common::novo_g(4, clock);
+            let r = job(
+                FFT2D,
+                &shape,
+                &["--size", "64", "--device", device, "--verify", "--json"],
+            );
+            let what = format!("{device}, {clock}");
+            common::succeeded(&r);
+            let v: serde_json::Value = serde_json::from_str(&r.stdout[0]).expect(&what);
+            assert_eq!(v["verified"], true, "{what}");
+            assert_eq!(v["clock"], clock, "{what}");
+            let (m, d) = (
+                v["kernel_modeled_s"].as_f64().unwrap(),
+                v["kernel_done_after_s"].as_f64().unwrap(),
+            );
+            if device == "fpga" {
+                assert!(m > 0.0 && d >= m - 1e-9, "{what}: {m} {d}");
+                if clock == "virtual" {
+                    assert!(d - m < 1e-6, "{what}: DONE {d} s, modeled {m} s");
+                    assert!(v["cpu_basis"].as_str().unwrap().contains("cpu_speed 0.5"));
+                }
+            }
+            assert!(v["parallel_s"].as_f64().unwrap() > 0.0, "{what}");
+            errors.push(v["max_relative_error"].as_f64().unwrap());
+        }
+        assert_eq!(
+            errors[0], errors[1],
+            "{device}: the clocks gave different results"
+        );
+    }
 }
 
 #[test]

@@ -124,20 +124,18 @@ pub unsafe extern "C" fn shmemx_fpga_run(
         // SAFETY: the caller's contract: `nargs` readable u64s (not null, checked).
         unsafe { std::slice::from_raw_parts(args, nargs) }
     };
-    let started = match shmem.fpga_start(b, name, args) {
+    let started = match shmem.kernel_start(b, name, args) {
         Err(Error::Board {
             source: BoardError::NotConfigured,
             ..
         }) => {
             shmem.fpga_configure(b, standard_bitfile()).or_die(ROUTINE);
-            shmem.fpga_start(b, name, args)
+            shmem.kernel_start(b, name, args)
         }
         other => other,
     };
-    let done = started.and_then(|run| {
-        run.wait()
-            .map_err(|source| Error::Board { board: b, source })
-    });
+    // On the job clock: under virtual time the kernel's modeled time moves the PE's.
+    let done = started.and_then(|run| run.wait());
     match done {
         Ok(_) => 0,
         Err(e @ Error::Board { .. }) => {

@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// use fpga_mock::BoardConfig;
 /// let c = BoardConfig::default();
 /// assert_eq!((c.memory_bytes, c.dma_min_bytes, c.dma_align), (2 << 30, 32, 32));
+/// assert!(c.done_waits_for_model);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoardConfig {
@@ -38,6 +39,11 @@ pub struct BoardConfig {
     pub dma_min_bytes: u64,
     /// Alignment of DMA spans in bytes (default 32): a power of two.
     pub dma_align: u64,
+    /// Whether DONE waits (sleeping) until GO + the kernel's modeled time (default
+    /// `true`: the board keeps wall-clock time). `false` raises DONE as soon as the
+    /// body has computed, for a caller that accounts for the modeled time itself on a
+    /// clock of its own (a virtual clock): [`KernelRun::modeled_s`] gives it at GO.
+    pub done_waits_for_model: bool,
 }
 
 impl Default for BoardConfig {
@@ -46,6 +52,7 @@ impl Default for BoardConfig {
             memory_bytes: 2 << 30,
             dma_min_bytes: 32,
             dma_align: 32,
+            done_waits_for_model: true,
         }
     }
 }
@@ -323,7 +330,8 @@ impl Board {
 
     /// GO: starts `kernel` of the loaded bitfile with `args` on a worker thread and
     /// returns its DONE handle. GO is recorded now; DONE is raised once the body has
-    /// finished *and* `timing.seconds(elements(args))` has passed since GO. Several
+    /// finished *and* `timing.seconds(elements(args))` has passed since GO (or, with
+    /// [`BoardConfig::done_waits_for_model`] off, as soon as the body has finished). Several
     /// kernels may run at once; overlapping memory is their race.
     ///
     /// Errors: [`BoardError::NotConfigured`], [`BoardError::NoSuchKernel`] (listing
@@ -361,7 +369,15 @@ impl Board {
         // From here the guard owns the "running" count: dropped by the worker just
         // before DONE, or right away if the worker cannot start.
         let guard = RunningGuard(Arc::clone(&self.control));
-        kernel::launch(Arc::clone(&self.mem), found, args.to_vec(), go_ns, guard)
+        let hold = self.config.done_waits_for_model;
+        kernel::launch(
+            Arc::clone(&self.mem),
+            found,
+            args.to_vec(),
+            go_ns,
+            hold,
+            guard,
+        )
     }
 
     /// Bytes of board memory backed by RAM now (`mincore(2)` on the mapping, whole
@@ -593,6 +609,7 @@ mod tests {
             memory_bytes: 100,
             dma_min_bytes: 100,
             dma_align: 1,
+            ..BoardConfig::default()
         })
         .expect("board");
         assert_eq!(b.span(50, 1), Ok(span(0, 100)));

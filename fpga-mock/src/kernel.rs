@@ -4,7 +4,8 @@
 //!
 //! This module owns what happens between GO and DONE on a worker thread: record the
 //! result, catch a panicking body, wait (sleeping, not spinning) until the modeled time
-//! has elapsed, then raise DONE. It must not decide which bitfile is loaded or whether a
+//! has elapsed unless the board says not to (`BoardConfig::done_waits_for_model`), then
+//! raise DONE. It must not decide which bitfile is loaded or whether a
 //! kernel may start (the board does), and a kernel must reach nothing but board memory.
 
 use crate::error::BoardError;
@@ -218,7 +219,8 @@ pub struct KernelDone {
     /// Modeled seconds from GO to DONE ([`KernelTiming::seconds`]).
     pub modeled_s: f64,
     /// Measured seconds from GO to DONE (`netsim::now_ns` clock); not less than
-    /// `modeled_s`, since DONE waits for the modeled time.
+    /// `modeled_s` when DONE waits for the modeled time (the default,
+    /// `BoardConfig::done_waits_for_model`), else the time the body took.
     pub elapsed_s: f64,
 }
 
@@ -227,7 +229,8 @@ pub struct KernelDone {
 pub enum KernelStatus {
     /// GO was given; DONE was not raised yet.
     Running,
-    /// DONE: the result is in board memory and the modeled time has elapsed.
+    /// DONE: the result is in board memory and the modeled time has elapsed (unless
+    /// the board does not wait for it: `BoardConfig::done_waits_for_model`).
     Done,
     /// The kernel failed or panicked; the message says how.
     Failed(String),
@@ -253,6 +256,9 @@ pub struct KernelRun {
 
 struct RunShared {
     kernel: String,
+    /// Elements and modeled seconds, known at GO (zero for a run that failed there).
+    elements: u64,
+    modeled_s: f64,
     outcome: Mutex<Option<Result<KernelDone, BoardError>>>,
     done: Condvar,
 }
@@ -267,6 +273,32 @@ impl KernelRun {
     /// The kernel's name.
     pub fn kernel(&self) -> &str {
         &self.shared.kernel
+    }
+
+    /// Elements this run processes (the timing's `N`), known at GO.
+    pub fn elements(&self) -> u64 {
+        self.shared.elements
+    }
+
+    /// The run's modeled seconds from GO to DONE ([`KernelTiming::seconds`]), known at
+    /// GO: what a caller keeping its own clock charges for the run. 0 for a run whose
+    /// element count panicked (it fails at once).
+    ///
+    /// ```
+    /// use fpga_mock::{kernels, Board, BoardConfig};
+    /// let board = Board::new(BoardConfig {
+    ///     memory_bytes: 4096,
+    ///     done_waits_for_model: false,
+    ///     ..BoardConfig::default()
+    /// })?;
+    /// board.configure(kernels::standard_bitfile())?;
+    /// let run = board.start(kernels::ADD_ONE, &[0, 4])?;
+    /// let done = run.wait()?;
+    /// assert_eq!(run.modeled_s(), done.modeled_s);
+    /// # Ok::<(), fpga_mock::BoardError>(())
+    /// ```
+    pub fn modeled_s(&self) -> f64 {
+        self.shared.modeled_s
     }
 
     /// Blocks (without spinning) until DONE; the run's result.
@@ -332,25 +364,51 @@ impl fmt::Debug for KernelRun {
 }
 
 /// Starts `kernel` on a new worker thread, GO having been given at `go_ns`
-/// ([`netsim::now_ns`] clock). `finished` is dropped just before DONE is raised (or at
-/// once if no thread can be started): the board uses it to count running kernels.
+/// ([`netsim::now_ns`] clock); with `hold`, DONE waits for GO + the modeled time.
+/// `finished` is dropped just before DONE is raised (or at once if the run fails at
+/// GO or no thread can be started): the board uses it to count running kernels.
 pub(crate) fn launch<G: Send + 'static>(
     mem: Arc<Mapping>,
     kernel: Kernel,
     args: Vec<u64>,
     go_ns: u64,
+    hold: bool,
     finished: G,
 ) -> Result<KernelRun, BoardError> {
+    // The element count (so the modeled time) is known at GO; a panicking count fails
+    // the run at once, as a panicking body would at DONE.
+    let counted = catch_unwind(AssertUnwindSafe(|| (kernel.elements)(&args)));
+    let (elements, failed) = match counted {
+        Ok(elements) => (elements, None),
+        Err(payload) => (
+            0,
+            Some(BoardError::KernelPanicked {
+                kernel: kernel.name.clone(),
+                message: panic_message(payload.as_ref()),
+            }),
+        ),
+    };
+    let modeled_s = if failed.is_some() {
+        0.0
+    } else {
+        kernel.timing.seconds(elements)
+    };
     let shared = Arc::new(RunShared {
         kernel: kernel.name.clone(),
-        outcome: Mutex::new(None),
+        elements,
+        modeled_s,
+        outcome: Mutex::new(failed.clone().map(Err)),
         done: Condvar::new(),
     });
+    if failed.is_some() {
+        drop(finished);
+        return Ok(KernelRun { shared });
+    }
     let worker_shared = Arc::clone(&shared);
     std::thread::Builder::new()
         .name(format!("fpga-kernel-{}", kernel.name))
         .spawn(move || {
-            let outcome = run(&mem, &kernel, &args, go_ns);
+            let outcome = run(&mem, &kernel, &args, elements, go_ns, hold);
             // The kernel no longer counts as running once DONE is visible, so a caller
             // that saw DONE may reconfigure the board at once.
             drop(finished);
@@ -364,15 +422,21 @@ pub(crate) fn launch<G: Send + 'static>(
     Ok(KernelRun { shared })
 }
 
-/// The worker's job: compute, then wait until GO + modeled time. Errors are reported as
-/// soon as they happen (a failed kernel has no modeled completion time).
-fn run(mem: &Mapping, kernel: &Kernel, args: &[u64], go_ns: u64) -> Result<KernelDone, BoardError> {
+/// The worker's job: compute, then (with `hold`) wait until GO + modeled time. Errors are reported as soon as they happen (a failed kernel has no
+/// modeled completion time).
+fn run(
+    mem: &Mapping,
+    kernel: &Kernel,
+    args: &[u64],
+    elements: u64,
+    go_ns: u64,
+    hold: bool,
+) -> Result<KernelDone, BoardError> {
     let computed = catch_unwind(AssertUnwindSafe(|| {
-        let elements = (kernel.elements)(args);
-        (kernel.body)(&KernelMemory::new(mem), args).map(|()| elements)
+        (kernel.body)(&KernelMemory::new(mem), args)
     }));
-    let elements = match computed {
-        Ok(Ok(elements)) => elements,
+    match computed {
+        Ok(Ok(())) => {}
         Ok(Err(why)) => {
             return Err(BoardError::KernelFailed {
                 kernel: kernel.name.clone(),
@@ -387,9 +451,12 @@ fn run(mem: &Mapping, kernel: &Kernel, args: &[u64], go_ns: u64) -> Result<Kerne
         }
     };
     let modeled_s = kernel.timing.seconds(elements);
-    // Rounded up, so that DONE is never raised before the modeled time; `as` saturates.
-    let modeled_ns = (modeled_s * 1e9).ceil() as u64;
-    netsim::wait_until(go_ns.saturating_add(modeled_ns));
+    if hold {
+        // Rounded up, so that DONE is never raised before the modeled time; `as`
+        // saturates.
+        let modeled_ns = (modeled_s * 1e9).ceil() as u64;
+        netsim::wait_until(go_ns.saturating_add(modeled_ns));
+    }
     let elapsed_ns = netsim::now_ns().saturating_sub(go_ns);
     Ok(KernelDone {
         kernel: kernel.name.clone(),

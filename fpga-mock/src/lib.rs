@@ -6,7 +6,9 @@
 //! profile's cost, which the board does not hold), a configuration step that loads a
 //! [`Bitfile`] (a named set of [`Kernel`]s), and GO/DONE control: [`Board::start`] runs a kernel on a worker thread and its [`KernelRun`]
 //! reports DONE once the result is computed *and* the modeled kernel time (RATSS,
-//! [`KernelTiming::seconds`]) has elapsed.
+//! [`KernelTiming::seconds`]) has elapsed (or, with
+//! [`BoardConfig::done_waits_for_model`] off, once it is computed: for a caller that
+//! keeps time on a virtual clock of its own).
 //!
 //! Modules:
 //! - [`board`]: the board: configuration, DMA spans and exact-byte transfers, bitfile

@@ -153,6 +153,35 @@ fn done_is_not_raised_before_the_modeled_time() {
 }
 
 #[test]
+fn done_at_compute_does_not_wait_for_the_modeled_time() {
+    let b = Board::new(BoardConfig {
+        memory_bytes: 1 << 20,
+        done_waits_for_model: false,
+        ..BoardConfig::default()
+    })
+    .expect("board");
+    // 60 s modeled: the run must be DONE long before that, with the modeled time
+    // known at GO for the caller's own clock.
+    b.configure(slow_bitfile(60_000.0, Arc::default()))
+        .expect("configure");
+    let t0 = Instant::now();
+    let run = b.start("slow", &[]).expect("GO");
+    assert!((run.modeled_s() - 60.0).abs() < 1e-6, "{}", run.modeled_s());
+    assert_eq!(run.elements(), 0);
+    let done = run
+        .wait_timeout(Duration::from_secs(20))
+        .expect("DONE in time");
+    let done = done.expect("the run succeeds");
+    assert!(t0.elapsed() < Duration::from_secs(20));
+    assert_eq!(done.modeled_s, run.modeled_s());
+    assert!(done.elapsed_s < done.modeled_s, "{done:?}");
+    assert_eq!(b.running_kernels(), 0);
+    let mut byte = [0u8];
+    b.read(0, &mut byte).expect("read");
+    assert_eq!(byte, [42], "the result is in memory at DONE");
+}
+
+#[test]
 fn test_is_none_right_after_go_for_a_long_kernel() {
     let b = board();
     // 3 s: the checks below run while the kernel is still running even when this
@@ -239,8 +268,15 @@ fn a_panicking_element_count_is_caught_too() {
         )],
     };
     b.configure(bitfile).expect("configure");
-    let err = b.start("k", &[]).expect("GO").wait().unwrap_err();
+    let run = b.start("k", &[]).expect("GO");
+    assert_eq!(run.modeled_s(), 0.0);
+    let err = run.wait().unwrap_err();
     assert!(matches!(err, BoardError::KernelPanicked { message, .. } if message == "no count"));
+    assert_eq!(
+        b.running_kernels(),
+        0,
+        "a run failed at GO does not count as running"
+    );
 }
 
 #[test]

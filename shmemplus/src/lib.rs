@@ -55,8 +55,8 @@ pub use fpga_mock;
 pub use netsim;
 pub use reduce::{Complex32, Complex64, ReduceOp, Reducible};
 pub use shmem::{
-    init, init_thread, init_with, AddressMap, Ctx, CtxOptions, InitOptions, MallocHints, Place,
-    PlaceSpace, Shmem, SymVec, ThreadLevel, TuneSource,
+    init, init_thread, init_with, AddressMap, BoardRun, Ctx, CtxOptions, InitOptions, MallocHints,
+    Place, PlaceSpace, Shmem, SymVec, ThreadLevel, TuneSource,
 };
 /// The multilevel communication model: the `shmemplus-model` crate, a leaf over `netsim`.
 pub use shmemplus_model as model;

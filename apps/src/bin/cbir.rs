@@ -15,8 +15,8 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use serde::Serialize;
 use shmemplus::model::GatherApproach;
-use shmemplus::{Error, Place, SymVec};
-use shmemplus_apps::board::{seconds_per_element, BoardSpeed};
+use shmemplus::{Place, SymVec};
+use shmemplus_apps::board::{cpu_basis, seconds_per_element, BoardSpeed};
 use shmemplus_apps::cbir::correlogram::{correlogram, Features, FEATURES};
 use shmemplus_apps::cbir::gather::{self, Buffers, Prediction, ROOT};
 use shmemplus_apps::cbir::generator::Synthetic;
@@ -27,7 +27,6 @@ use shmemplus_apps::cbir::{kernel, IndexedImage, PIXELS, SIDE};
 use shmemplus_apps::phases::{deviation, ms, Phase, PhaseTimer};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 /// Content-based image retrieval with colour auto-correlograms on the CPUs and the FPGA
 /// boards of a simulated cluster (run it under shmemrun).
@@ -37,7 +36,9 @@ use std::time::Instant;
 /// in the 8 directions; similarity is the sum of absolute differences.
 /// PE 0 prints a report: the time of each phase (load, to boards, compute, gather,
 /// gather cpus, sort) and, on a profile with modeled costs, the model's prediction for
-/// the gather approach chosen.
+/// the gather approach chosen. Times are on the job clock: virtual time under
+/// SHMEMPLUS_CLOCK=virtual (the CPU path's speed is then the modeled core's: this
+/// host's CPU time / the profile's cpu_speed).
 #[derive(Debug, Parser)]
 #[command(
     name = "cbir",
@@ -252,12 +253,16 @@ struct Report {
     pes_per_node: u32,
     boards_per_node: u32,
     profile: String,
+    /// The job clock every time of the report is on: `wall` or `virtual`.
+    clock: &'static str,
     device: Device,
     board_speedup: f64,
     images_on_cpus: u32,
     images_on_boards: u32,
     max_per_board: u32,
     cpu_ns_per_pixel: Option<f64>,
+    /// What the CPU path's speed stands for (this host's core, or the modeled core).
+    cpu_basis: Option<String>,
     kernel_ops_per_cycle: Option<f64>,
     phases: Vec<Phase>,
     total_s: f64,
@@ -335,13 +340,13 @@ fn run(args: &Args) -> Result<()> {
     shmem.local_read(&query_cpu, 0, &mut query)?;
 
     // The boards' speed: the CPU path's, measured on PE 0 (or given), times the speedup.
-    let (speed, timing) = if uses_boards {
-        let cpu_s = match args.cpu_ns_per_pixel {
-            Some(ns) => ns * 1e-9,
+    let (speed, timing, basis) = if uses_boards {
+        let (cpu_s, basis) = match args.cpu_ns_per_pixel {
+            Some(ns) => (ns * 1e-9, "given".to_string()),
             None => {
                 if me == ROOT {
                     let mut sink = 0u32;
-                    let s = seconds_per_element(8 * PIXELS as u64, 3, || {
+                    let s = seconds_per_element(&shmem, 8 * PIXELS as u64, 3, || {
                         for _ in 0..8 {
                             let px = std::hint::black_box(sample_image(&cpu_images, &board_images));
                             sink ^= correlogram(px, SIDE, SIDE)[0];
@@ -351,7 +356,7 @@ fn run(args: &Args) -> Result<()> {
                     shmem.local_write(&speed_cpu, 0, &[s])?;
                 }
                 shmem.broadcast(&shmem.team_world(), &speed_cpu, &speed_cpu, 1, ROOT)?;
-                shmem.local_read_one(&speed_cpu, 0)?
+                (shmem.local_read_one(&speed_cpu, 0)?, cpu_basis(&shmem))
             }
         };
         let speed = BoardSpeed {
@@ -367,9 +372,9 @@ fn run(args: &Args) -> Result<()> {
                 shmem.fpga_configure(b, kernel::bitfile(timing))?;
             }
         }
-        (Some(speed), Some(timing))
+        (Some(speed), Some(timing), Some(basis))
     } else {
-        (None, None)
+        (None, None, None)
     };
 
     timer.run("to boards", || -> Result<()> {
@@ -399,7 +404,7 @@ fn run(args: &Args) -> Result<()> {
                         results.heap_offset() as u64,
                         u64::from(share.first),
                     ];
-                    runs.push((b, share, shmem.fpga_start(b, kernel::KERNEL, &a)?));
+                    runs.push(shmem.kernel_start(b, kernel::KERNEL, &a)?);
                 }
             }
         }
@@ -408,10 +413,8 @@ fn run(args: &Args) -> Result<()> {
             cpu_records.push(record(sad(&f, &query), my_cpu.first + i as u32));
         }
         let mut mine = vec![0.0f64; 2 * boards as usize];
-        for (b, _, run) in runs {
-            let done = run
-                .wait()
-                .map_err(|source| Error::Board { board: b, source })?;
+        for run in runs {
+            let (b, done) = (run.board(), run.wait()?);
             mine[2 * b as usize] = done.modeled_s;
             mine[2 * b as usize + 1] = done.elapsed_s;
         }
@@ -493,12 +496,14 @@ fn run(args: &Args) -> Result<()> {
             pes_per_node: topo.pes_per_node,
             boards_per_node: boards,
             profile: shmem.profile().name.clone(),
+            clock: shmem.clock().name(),
             device: args.device,
             board_speedup: args.board_speedup,
             images_on_cpus: plan.total_cpu(),
             images_on_boards: plan.total_board(),
             max_per_board: plan.max_board_share(),
             cpu_ns_per_pixel: speed.map(|s| s.cpu_seconds_per_element * 1e9),
+            cpu_basis: basis,
             kernel_ops_per_cycle: timing.map(|t| t.ops_per_cycle),
             phases: timer.phases().to_vec(),
             total_s: timer.total(),
@@ -520,9 +525,9 @@ fn run(args: &Args) -> Result<()> {
             report.ground_truth_ok = Some(ground_truth_ok(&report.top, planted));
         }
         if args.verify {
-            let t = Instant::now();
+            let t = shmem.now();
             let serial = serial_top_k(&source, &query, args.top_k)?;
-            report.serial_s = Some(t.elapsed().as_secs_f64());
+            report.serial_s = Some(shmem.now().saturating_sub(t).as_secs_f64());
             report.verified = Some(serial == report.top && report.ground_truth_ok.unwrap_or(true));
         }
         if args.json {
@@ -591,8 +596,8 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
     };
     line(format!("cbir: {}, top {}", r.database, r.top.len()));
     line(format!(
-        "job: {} PEs on {} nodes x {} PE(s), {} board(s) per node, profile {}",
-        r.n_pes, r.nodes, r.pes_per_node, r.boards_per_node, r.profile
+        "job: {} PEs on {} nodes x {} PE(s), {} board(s) per node, profile {}, clock {}",
+        r.n_pes, r.nodes, r.pes_per_node, r.boards_per_node, r.profile, r.clock
     ));
     let device = match r.device {
         Device::Cpu => "cpu",
@@ -609,11 +614,12 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
     }
     if let (Some(t), Some(ns)) = (timing, r.cpu_ns_per_pixel) {
         line(format!(
-            "board kernel (RATSS): PL {:.0} cycles, F {:.0} MHz, {:.0} ops/pixel, R {:.1} ops/cycle; CPU path {ns:.3} ns/pixel",
+            "board kernel (RATSS): PL {:.0} cycles, F {:.0} MHz, {:.0} ops/pixel, R {:.1} ops/cycle; CPU path {ns:.3} ns/pixel ({})",
             t.pipeline_latency_cycles,
             t.clock_hz / 1e6,
             t.ops_per_element,
-            t.ops_per_cycle
+            t.ops_per_cycle,
+            r.cpu_basis.as_deref().unwrap_or("given")
         ));
     }
     line(format!("{:<14}{:>12}", "phase", "ms"));

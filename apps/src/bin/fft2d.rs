@@ -11,14 +11,13 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use serde::Serialize;
 use shmemplus::{Error, Place};
-use shmemplus_apps::board::{seconds_per_element, BoardSpeed};
+use shmemplus_apps::board::{cpu_basis, seconds_per_element, BoardSpeed};
 use shmemplus_apps::fft::corner_turn::CornerTurn;
 use shmemplus_apps::fft::distributed::{self, fft2d_distributed, BoardRows};
 use shmemplus_apps::fft::serial::{fft2d, input_row, max_relative_error, RowFft};
 use shmemplus_apps::fft::{kernel, Complex32};
 use shmemplus_apps::phases::{ms, Phase, PhaseTimer};
 use std::process::ExitCode;
-use std::time::Instant;
 
 /// The largest error `--verify` accepts, relative to the largest output magnitude.
 const TOLERANCE: f64 = 1e-4;
@@ -41,7 +40,9 @@ enum Device {
 /// boards, through the kernel and back before each turn; with --slab-rows the FFTs and
 /// the turn of a pass are one phase, in slabs of rows. PE 0 prints the
 /// time of each phase, the share spent in corner turns, and the speedup over a serial
-/// rustfft 2D FFT of the same image on one core.
+/// rustfft 2D FFT of the same image on one core. Times are on the job clock: virtual
+/// time under SHMEMPLUS_CLOCK=virtual (the CPU path's speed is then the modeled
+/// core's: this host's CPU time / the profile's cpu_speed).
 #[derive(Debug, Parser)]
 #[command(
     name = "fft2d",
@@ -97,9 +98,13 @@ struct Report {
     nodes: u32,
     boards_per_node: u32,
     profile: String,
+    /// The job clock every time of the report is on: `wall` or `virtual`.
+    clock: &'static str,
     device: Device,
     board_speedup: Option<f64>,
     cpu_ns_per_point: Option<f64>,
+    /// What the CPU path's speed stands for (this host's core, or the modeled core).
+    cpu_basis: Option<String>,
     kernel_modeled_s: f64,
     kernel_done_after_s: f64,
     phases: Vec<Phase>,
@@ -180,6 +185,7 @@ fn run(args: &Args) -> Result<()> {
     // With boards: this PE's rows split over its partitions of the node's boards.
     let mut on_boards: Vec<BoardRows> = Vec::new();
     let mut speed = None;
+    let mut basis = None;
     if args.device == Device::Fpga {
         if boards == 0 {
             return Err(Error::NoBoards)
@@ -207,8 +213,14 @@ fn run(args: &Args) -> Result<()> {
             first += count;
         }
         let cpu_s = match args.cpu_ns_per_point {
-            Some(ns) => ns * 1e-9,
-            None => calibrate(&shmem, &mut fft, args.seed)?,
+            Some(ns) => {
+                basis = Some("given".to_string());
+                ns * 1e-9
+            }
+            None => {
+                basis = Some(cpu_basis(&shmem));
+                calibrate(&shmem, &mut fft, args.seed)?
+            }
         };
         let s = BoardSpeed {
             cpu_seconds_per_element: cpu_s,
@@ -273,9 +285,11 @@ fn run(args: &Args) -> Result<()> {
             nodes: topo.nodes,
             boards_per_node: boards,
             profile: shmem.profile().name.clone(),
+            clock: shmem.clock().name(),
             device: args.device,
             board_speedup: speed.map(|s| s.speedup),
             cpu_ns_per_point: speed.map(|s| s.cpu_seconds_per_element * 1e9),
+            cpu_basis: basis,
             kernel_modeled_s: outcome.kernel_modeled_s,
             kernel_done_after_s: outcome.kernel_done_after_s,
             phases: timer.phases().to_vec(),
@@ -300,9 +314,9 @@ fn run(args: &Args) -> Result<()> {
             // Written (so touched) before the clock starts, as the distributed run's
             // buffers are.
             let mut scratch = zeros(n * n, "the serial baseline's scratch")?;
-            let t = Instant::now();
+            let t = shmem.now();
             fft2d(&mut fft, &mut data, &mut scratch);
-            let serial_s = t.elapsed().as_secs_f64();
+            let serial_s = shmem.now().saturating_sub(t).as_secs_f64();
             report.serial_s = Some(serial_s);
             report.speedup = (parallel_s > 0.0).then(|| serial_s / parallel_s);
             if args.verify {
@@ -346,7 +360,7 @@ fn calibrate(shmem: &shmemplus::Shmem, fft: &mut RowFft, seed: u64) -> Result<f6
             input_row(seed, n, i, row);
         }
         let mut work = sample.clone();
-        let s = seconds_per_element((rows * n) as u64, 3, || {
+        let s = seconds_per_element(shmem, (rows * n) as u64, 3, || {
             work.copy_from_slice(&sample);
             fft.rows(&mut work);
         });
@@ -368,7 +382,7 @@ fn text(r: &Report) -> String {
     };
     let mib = (r.n * r.n * size_of::<Complex32>()) as f64 / (1u64 << 20) as f64;
     line(format!(
-        "fft2d: {n} x {n} complex f32 ({mib:.1} MiB), {} PEs on {} nodes, device {}, profile {}",
+        "fft2d: {n} x {n} complex f32 ({mib:.1} MiB), {} PEs on {} nodes, device {}, profile {}, clock {}",
         r.n_pes,
         r.nodes,
         match r.device {
@@ -376,11 +390,13 @@ fn text(r: &Report) -> String {
             Device::Fpga => format!("fpga ({} board(s) per node)", r.boards_per_node),
         },
         r.profile,
+        r.clock,
         n = r.n,
     ));
     if let (Some(sp), Some(ns)) = (r.board_speedup, r.cpu_ns_per_point) {
         line(format!(
-            "board kernel (RATSS): boards {sp}x a CPU core at {ns:.3} ns/point; modeled {} ms, DONE after {} ms (both passes)",
+            "board kernel (RATSS): boards {sp}x a CPU core at {ns:.3} ns/point ({}); modeled {} ms, DONE after {} ms (both passes)",
+            r.cpu_basis.as_deref().unwrap_or("given"),
             ms(r.kernel_modeled_s),
             ms(r.kernel_done_after_s)
         ));

@@ -9,6 +9,9 @@
 //! brings them back into object B and turns them from there into A: no copy between
 //! the objects and the program's own memory.
 //!
+//! Every time it reports is on the job clock ([`Shmem::now`]; virtual time under
+//! `SHMEMPLUS_CLOCK=virtual`), and kernels run through [`Shmem::kernel_start`].
+//!
 //! This module owns the order of the steps and which object holds what. It must not
 //! print, parse arguments or decide the boards' speed (the `fft2d` binary does).
 
@@ -17,8 +20,7 @@ use super::kernel;
 use super::serial::RowFft;
 use super::Complex32;
 use crate::phases::PhaseTimer;
-use shmemplus::{Error, Shmem, SymVec};
-use std::time::Instant;
+use shmemplus::{Shmem, SymVec};
 
 /// Name of the phases that run row FFTs and the corner turn of the same slabs
 /// (`slab_rows`).
@@ -58,11 +60,13 @@ pub enum Device<'a> {
 pub struct Outcome {
     /// The object that holds this PE's rows of the result.
     pub result: Buffer,
-    /// Seconds this PE spent turning (inside the turn calls, `quiet` included).
+    /// Seconds this PE spent turning (inside the turn calls, `quiet` included), on the
+    /// job clock.
     pub turn_s: f64,
     /// The kernels' modeled seconds, both passes (the slowest board of each).
     pub kernel_modeled_s: f64,
-    /// Seconds until the kernels' DONE, both passes (the slowest board of each).
+    /// Seconds on the job clock until the kernels' DONE, both passes (the slowest board
+    /// of each).
     pub kernel_done_after_s: f64,
 }
 
@@ -164,10 +168,10 @@ fn cpu_pass(
             Ok(())
         })?;
         return timer.run(TURNS, || -> anyhow::Result<()> {
-            let t = Instant::now();
+            let t = shmem.now();
             ct.turn_slab(shmem, src, 0, dest)?;
             shmem.quiet()?;
-            out.turn_s += t.elapsed().as_secs_f64();
+            out.turn_s += shmem.now().saturating_sub(t).as_secs_f64();
             Ok(())
         });
     };
@@ -175,13 +179,13 @@ fn cpu_pass(
     timer.run(name, || -> anyhow::Result<()> {
         for (k, rows) in src.chunks_mut(slab * n).enumerate() {
             fft.rows(rows);
-            let t = Instant::now();
+            let t = shmem.now();
             ct.turn_slab(shmem, rows, k * slab, dest)?;
-            out.turn_s += t.elapsed().as_secs_f64();
+            out.turn_s += shmem.now().saturating_sub(t).as_secs_f64();
         }
-        let t = Instant::now();
+        let t = shmem.now();
         shmem.quiet()?;
-        out.turn_s += t.elapsed().as_secs_f64();
+        out.turn_s += shmem.now().saturating_sub(t).as_secs_f64();
         Ok(())
     })
 }
@@ -220,13 +224,11 @@ fn board_pass(
         let mut runs = Vec::new();
         for b in on_boards.iter().filter(|b| b.count > 0) {
             let args = [b.obj.heap_offset() as u64, b.count as u64];
-            runs.push((b.board, shmem.fpga_start(b.board, kernel::KERNEL, &args)?));
+            runs.push(shmem.kernel_start(b.board, kernel::KERNEL, &args)?);
         }
         let (mut m, mut d) = (0.0f64, 0.0f64);
-        for (board, run) in runs {
-            let done = run
-                .wait()
-                .map_err(|source| Error::Board { board, source })?;
+        for run in runs {
+            let done = run.wait()?;
             m = m.max(done.modeled_s);
             d = d.max(done.elapsed_s);
         }
@@ -249,13 +251,13 @@ fn board_pass(
         Ok(shmem.quiet()?)
     })?;
     timer.run(TURNS, || -> anyhow::Result<()> {
-        let t = Instant::now();
+        let t = shmem.now();
         // SAFETY: nobody writes B in this phase (the turn puts into A; "from boards"
         // completed with its quiet and barrier) and no PE reads another's B.
         let rows = unsafe { shmem.local_slice(ct.object(Buffer::B))? };
         ct.turn_slab(shmem, rows, 0, Buffer::A)?;
         shmem.quiet()?;
-        out.turn_s += t.elapsed().as_secs_f64();
+        out.turn_s += shmem.now().saturating_sub(t).as_secs_f64();
         Ok(())
     })
 }

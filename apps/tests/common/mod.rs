@@ -14,6 +14,16 @@ pub struct Shape<'a> {
     pub env: Vec<(&'a str, &'a str)>,
 }
 
+/// `n` PEs, one per node, on the emulated novo-g cluster (4 boards per node) with
+/// `clock` (`wall` or `virtual`).
+pub fn novo_g(n: u32, clock: &str) -> Shape<'_> {
+    Shape {
+        n,
+        pes_per_node: None,
+        env: vec![("SHMEMPLUS_PROFILE", "novo-g"), ("SHMEMPLUS_CLOCK", clock)],
+    }
+}
+
 /// Runs `program args...` with `shape`, captured output and a 60 s timeout; asserts
 /// that the job left nothing behind.
 pub fn job(program: &str, shape: &Shape<'_>, args: &[&str]) -> JobReport {

@@ -1,11 +1,101 @@
 //! The handle's board calls: how many boards, their partition size, loading a
-//! bitfile and starting a kernel (GO / DONE).
+//! bitfile and starting a kernel (GO / DONE), and [`BoardRun`], a run whose DONE is
+//! reached on the job clock.
 //!
-//! This module owns argument checking of those calls. It must not move data to or
-//! from boards (`route` does) nor implement a board (`fpga`, `fpga-mock`).
+//! This module owns argument checking of those calls and charging a kernel's modeled
+//! time on the virtual clock. It must not move data to or from boards (`route` does)
+//! nor implement a board (`fpga`, `fpga-mock`).
 
 use super::Shmem;
 use crate::error::{Error, Result};
+use fpga_mock::{KernelDone, KernelRun};
+use std::fmt;
+
+/// A board kernel run started by [`Shmem::kernel_start`]: its DONE is reached on the
+/// job clock.
+///
+/// On the wall clock it is the board's own run ([`fpga_mock::KernelRun`]): DONE comes
+/// once the kernel has computed and its modeled time has passed in real time. On the
+/// virtual clock the board raises DONE as soon as the kernel has computed, and the
+/// PE's clock is moved instead: the run holds the board's kernel unit from GO (the
+/// PE's clock at `kernel_start`, or the end of the runs started on the same board
+/// before, whichever is later) for its modeled time, and [`BoardRun::wait`] reaches
+/// that end on the PE's clock. Each PE keeps its boards' busy-until instants in its
+/// own memory: a PE runs kernels only on its own partitions of its node's boards.
+pub struct BoardRun {
+    shmem: Shmem,
+    board: u32,
+    run: KernelRun,
+    /// The job clock (ns) at `kernel_start`.
+    started_ns: u64,
+    /// Virtual clock: the instant DONE is modeled at. `None` on the wall clock.
+    done_ns: Option<u64>,
+}
+
+impl BoardRun {
+    /// The board the kernel runs on.
+    pub fn board(&self) -> u32 {
+        self.board
+    }
+
+    /// The kernel's name.
+    pub fn kernel(&self) -> &str {
+        self.run.kernel()
+    }
+
+    /// The run's modeled seconds from GO to DONE (RATSS), known at GO.
+    pub fn modeled_s(&self) -> f64 {
+        self.run.modeled_s()
+    }
+
+    /// Blocks until DONE and returns the run's report. Its `elapsed_s` is the time on
+    /// the job clock from `kernel_start` to DONE: real time on the wall clock; on the
+    /// virtual clock the modeled time plus any wait for earlier runs on the board,
+    /// which the PE's clock has reached on return. A failing or panicking kernel is
+    /// [`Error::Board`] (and charges nothing).
+    pub fn wait(&self) -> Result<KernelDone> {
+        let _call = self.shmem.inner.clock.enter();
+        let done = self.run.wait().map_err(|source| Error::Board {
+            board: self.board,
+            source,
+        })?;
+        Ok(self.reached(done))
+    }
+
+    /// Non-blocking DONE check: `Ok(None)` while the kernel computes; once it has, as
+    /// [`BoardRun::wait`] (on the virtual clock, seeing DONE reaches its instant).
+    pub fn test(&self) -> Result<Option<KernelDone>> {
+        let _call = self.shmem.inner.clock.enter();
+        match self.run.test() {
+            None => Ok(None),
+            Some(Ok(done)) => Ok(Some(self.reached(done))),
+            Some(Err(source)) => Err(Error::Board {
+                board: self.board,
+                source,
+            }),
+        }
+    }
+
+    /// On the virtual clock: reaches DONE's instant and reports the time on it.
+    fn reached(&self, mut done: KernelDone) -> KernelDone {
+        if let Some(t) = self.done_ns {
+            self.shmem.inner.clock.reach(t);
+            done.elapsed_s = t.saturating_sub(self.started_ns) as f64 / 1e9;
+        }
+        done
+    }
+}
+
+impl fmt::Debug for BoardRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BoardRun")
+            .field("board", &self.board)
+            .field("run", &self.run)
+            .field("started_ns", &self.started_ns)
+            .field("done_ns", &self.done_ns)
+            .finish()
+    }
+}
 
 impl Shmem {
     /// Boards per node in this job (`shmemrun --fpgas`, else the profile's).
@@ -33,6 +123,9 @@ impl Shmem {
     /// with the returned run's `wait` or `test`; a failing or panicking kernel reports
     /// its error there, and the board stays usable.
     ///
+    /// This is the board's own run: its DONE does not move the virtual clock. Use
+    /// [`Shmem::kernel_start`] to run kernels in the job's time on either clock.
+    ///
     /// ```
     /// use shmemplus::{fpga_mock::kernels::standard_bitfile, Place};
     /// let shmem = shmemplus::init()?;
@@ -53,6 +146,50 @@ impl Shmem {
             .board(b)?
             .start(kernel, args)
             .map_err(|source| Error::Board { board: b, source })
+    }
+
+    /// GO on the job clock: starts `kernel` of the loaded bitfile on board `b` with
+    /// `args`, as [`Shmem::fpga_start`], and returns a [`BoardRun`] whose
+    /// [`wait`](BoardRun::wait) reaches DONE on the job clock. On the wall clock this
+    /// behaves exactly as `fpga_start`; on the virtual clock the kernel's modeled time
+    /// moves this PE's clock instead of passing in real time (runs on one board follow
+    /// each other; runs on different boards overlap).
+    ///
+    /// ```
+    /// use shmemplus::{fpga_mock::kernels::standard_bitfile, Place};
+    /// let shmem = shmemplus::init()?;
+    /// if shmem.fpgas() > 0 {
+    ///     let v = shmem.alloc::<u32>(4, Place::Fpga(0))?;
+    ///     shmem.local_write(&v, 0, &[1, 2, 3, 4])?;
+    ///     shmem.fpga_configure(0, standard_bitfile())?;
+    ///     let t0 = shmem.now();
+    ///     let run = shmem.kernel_start(0, "add-one", &[v.heap_offset() as u64, 4])?;
+    ///     let done = run.wait()?;
+    ///     // On either clock, DONE is not before GO + the modeled time.
+    ///     assert!((shmem.now() - t0).as_secs_f64() >= done.modeled_s - 1e-9);
+    ///     assert_eq!(shmem.local_to_vec(&v)?, [2, 3, 4, 5]);
+    /// }
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn kernel_start(&self, b: u32, kernel: &str, args: &[u64]) -> Result<BoardRun> {
+        let clock = &self.live()?.clock;
+        let _call = clock.enter();
+        let started_ns = clock.now_ns();
+        let run = self.fpga_start(b, kernel, args)?;
+        let done_ns = clock.is_virtual().then(|| {
+            // Rounded up, as the board rounds its own wait; `as` saturates.
+            let modeled_ns = (run.modeled_s() * 1e9).ceil() as u64;
+            self.inner
+                .boards
+                .reserve_kernel_unit(b, started_ns, modeled_ns)
+        });
+        Ok(BoardRun {
+            shmem: self.clone(),
+            board: b,
+            run,
+            started_ns,
+            done_ns,
+        })
     }
 
     /// Bytes of this PE's board memory backed by RAM now (boards are lazily backed).

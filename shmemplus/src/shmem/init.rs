@@ -158,6 +158,7 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
         topology.pes_per_node,
         t.dma_min_bytes,
         t.dma_align,
+        clock.is_virtual(),
     )?);
     boards.register_handlers(&am);
     crate::atomic::register_handler(&am, boards.clone());

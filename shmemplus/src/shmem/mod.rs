@@ -19,7 +19,7 @@
 //! | `access` | direct access to other PEs' copies: `ptr`, `pe_accessible`, `addr_accessible` |
 //! | `thread` | thread levels: `init_thread`, `query_thread` |
 //! | `exit` | `global_exit` |
-//! | `boards` | loading and starting board kernels |
+//! | `boards` | loading and starting board kernels, [`BoardRun`] on the job clock |
 //! | `user_am` | user active messages |
 //! | `atomics`, `p2p`, `locks` | atomic operations, waits and signals, distributed locks |
 //! | `teams`, `collectives`, `calls` | teams, barriers, collectives and their agreement |
@@ -64,6 +64,7 @@ mod user_am;
 mod vtime;
 
 pub use alloc_variants::MallocHints;
+pub use boards::BoardRun;
 pub use ctx::{Ctx, CtxOptions};
 pub use init::{init, init_with, InitOptions};
 pub use local::{AddressMap, PlaceSpace};
