@@ -176,13 +176,24 @@ impl Shmem {
         let _call = clock.enter();
         let started_ns = clock.now_ns();
         let run = self.fpga_start(b, kernel, args)?;
+        // Rounded up, as the board rounds its own wait; `as` saturates.
+        let modeled_ns = (run.modeled_s() * 1e9).ceil() as u64;
         let done_ns = clock.is_virtual().then(|| {
-            // Rounded up, as the board rounds its own wait; `as` saturates.
-            let modeled_ns = (run.modeled_s() * 1e9).ceil() as u64;
             self.inner
                 .boards
                 .reserve_kernel_unit(b, started_ns, modeled_ns)
         });
+        let end = done_ns.unwrap_or(started_ns.saturating_add(modeled_ns));
+        crate::trace::hop(
+            crate::trace::Track::Kernel {
+                node: self.node(),
+                board: b,
+            },
+            "kernel",
+            (end.saturating_sub(modeled_ns), end),
+            run.elements(),
+            crate::trace::Peers::Board { pe: self.my_pe() },
+        );
         Ok(BoardRun {
             shmem: self.clone(),
             board: b,
