@@ -12,6 +12,7 @@ use super::report::Record;
 use super::route::RouteSelection;
 use super::{atomics, collectives, ops, report, rma, sweep, BenchOptions};
 use crate::launcher::{run_job, JobOutcome, JobSpec, OutputMode};
+use shmemplus::config::ClockKind;
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -51,6 +52,12 @@ pub fn run(opts: &BenchOptions) -> Result<(), String> {
         .push(("SHMEM_SYMMETRIC_SIZE".into(), heap.to_string().into()));
     spec.env
         .push(("SHMEMPLUS_CONDUIT".into(), opts.conduit.clone().into()));
+    if let Some(clock) = &opts.clock {
+        let kind = ClockKind::parse(clock).map_err(|why| format!("bad --clock: {why}"))?;
+        spec.env.push(("SHMEMPLUS_CLOCK".into(), kind.name().into()));
+    }
+    // The PEs' configuration, checked once here rather than failing in every PE.
+    spec.pe_config().map_err(|e| e.to_string())?;
     let report = run_job(&spec).map_err(|e| e.to_string())?;
     match report.outcome {
         JobOutcome::Success => Ok(()),
@@ -99,6 +106,11 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
     }
     .max(1);
     let conduit = shmem.config().conduit.name().to_string();
+    let clock = shmem.clock().name().to_string();
+    // Under virtual time the figures are communication only: the computation between
+    // calls (loop bookkeeping, printing, checks) does not advance the clock, except
+    // where a measurement turns it back on (the memcpy reference).
+    shmem.count_cpu_time(false);
     let mut records = Vec::new();
     let profile = shmem.profile().name.clone();
     let record = |route: &str,
@@ -120,6 +132,7 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
             profile: profile.clone(),
             modeled_us: model.map(|m| m * 1e6),
             packet_bytes: None,
+            clock: clock.clone(),
         }
     };
     let selection = RouteSelection::parse(&opts.routes)?;
@@ -188,8 +201,34 @@ mod tests {
             routes: vec!["cpu-cpu".into()],
             profile: None,
             plot: None,
+            clock: None,
         };
         let e = run(&o).unwrap_err();
         assert!(e.contains("--max-size"), "{e}");
+    }
+
+    #[test]
+    fn run_refuses_a_bad_clock_before_starting_anything() {
+        let o = BenchOptions {
+            n_pes: 2,
+            nodes: None,
+            conduit: "shm".into(),
+            ops: vec![],
+            min_size: 8,
+            max_size: 64,
+            misalign: 0,
+            reps: 3,
+            quick: true,
+            json: None,
+            routes: vec!["cpu-cpu".into()],
+            profile: None,
+            plot: None,
+            clock: Some("sundial".into()),
+        };
+        let e = run(&o).unwrap_err();
+        assert_eq!(
+            e,
+            "bad --clock: 'sundial' is not a clock; use wall or virtual"
+        );
     }
 }
