@@ -131,7 +131,15 @@ fn a_bad_clock_is_one_line_and_starts_nothing() {
     // A good name reaches every PE (over the environment's) and the job leaves nothing.
     let out = shmemrun_with(
         &[("SHMEMPLUS_CLOCK", "wall")],
-        &["-n", "2", "--clock", "virtual", "sh", "-c", "echo $SHMEMPLUS_CLOCK"],
+        &[
+            "-n",
+            "2",
+            "--clock",
+            "virtual",
+            "sh",
+            "-c",
+            "echo $SHMEMPLUS_CLOCK",
+        ],
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "virtual\nvirtual\n");
     assert_eq!(out.status.code(), Some(0));

@@ -54,7 +54,8 @@ pub fn run(opts: &BenchOptions) -> Result<(), String> {
         .push(("SHMEMPLUS_CONDUIT".into(), opts.conduit.clone().into()));
     if let Some(clock) = &opts.clock {
         let kind = ClockKind::parse(clock).map_err(|why| format!("bad --clock: {why}"))?;
-        spec.env.push(("SHMEMPLUS_CLOCK".into(), kind.name().into()));
+        spec.env
+            .push(("SHMEMPLUS_CLOCK".into(), kind.name().into()));
     }
     // The PEs' configuration, checked once here rather than failing in every PE.
     spec.pe_config().map_err(|e| e.to_string())?;
