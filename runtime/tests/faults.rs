@@ -110,6 +110,51 @@ fn a_bad_profile_is_a_usage_error_from_the_flag_and_a_configuration_error_from_t
 }
 
 #[test]
+fn a_bad_clock_is_one_line_and_starts_nothing() {
+    // The PE program is a real shmemplus PE: had one started, it would have printed
+    // `ready` and made its segment.
+    let out = shmemrun(&["-n", "2", "--clock", "sundial", FAULT_PE, "hello"]);
+    assert_only_line(
+        &out,
+        2,
+        "shmemrun: bad --clock: 'sundial' is not a clock; use wall or virtual",
+    );
+    let out = shmemrun_with(
+        &[("SHMEMPLUS_CLOCK", "sundial")],
+        &["-n", "2", FAULT_PE, "hello"],
+    );
+    assert_only_line(
+        &out,
+        78,
+        "shmemrun: bad value for SHMEMPLUS_CLOCK: 'sundial' is not a clock; use wall or virtual; no PE was started",
+    );
+    // A good name reaches every PE (over the environment's) and the job leaves nothing.
+    let out = shmemrun_with(
+        &[("SHMEMPLUS_CLOCK", "wall")],
+        &[
+            "-n",
+            "2",
+            "--clock",
+            "virtual",
+            "sh",
+            "-c",
+            "echo $SHMEMPLUS_CLOCK",
+        ],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "virtual\nvirtual\n");
+    assert_eq!(out.status.code(), Some(0));
+    let out = shmemrun(&["-n", "2", "--clock", "virtual", FAULT_PE, "hello"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let jobs: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("ready ")?.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(jobs.len(), 2, "{stdout}");
+    assert_eq!(job_leftovers(jobs[0]), Vec::<String>::new());
+}
+
+#[test]
 fn impossible_job_shapes_are_usage_errors() {
     let out = shmemrun(&["-n", "0", "true"]);
     assert_only_line(

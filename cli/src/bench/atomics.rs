@@ -36,31 +36,32 @@ pub(super) fn atomics(
     let ns = |secs: f64| secs * 1e9;
     if me == 0 {
         println!(
-            "shmemplus bench: atomics on a u64 in the CPU heap, conduit {}, profile {}; \
+            "shmemplus bench: atomics on a u64 in the CPU heap, conduit {}, profile {}, {} clock; \
              medians of {reps} reps of {batch} ops\nmachine: {}",
             shmem.config().conduit.name(),
             shmem.profile().name,
+            shmem.clock().name(),
             machine_context(n, cores())
         );
-        let fetch_add = time_per_op(reps, batch, || {
+        let fetch_add = time_per_op(shmem, reps, batch, || {
             black_box(shmem.atomic_fetch_add(&word, 0, 1u64, target)?);
             Ok(())
         })
         .map_err(err)?;
         // Every compare_swap succeeds: it expects the value the previous one left.
         let mut cur = shmem.atomic_fetch(&word, 0, target).map_err(err)?;
-        let cswap = time_per_op(reps, batch, || {
+        let cswap = time_per_op(shmem, reps, batch, || {
             let old = shmem.atomic_compare_swap(&word, 0, cur, cur.wrapping_add(1), target)?;
             cur = if old == cur { cur.wrapping_add(1) } else { old };
             Ok(())
         })
         .map_err(err)?;
-        let add = time_per_op(reps, batch, || {
+        let add = time_per_op(shmem, reps, batch, || {
             shmem.atomic_add(&word, 0, 1u64, target)?;
             shmem.quiet()
         })
         .map_err(err)?;
-        let fetch = time_per_op(reps, batch, || {
+        let fetch = time_per_op(shmem, reps, batch, || {
             black_box(shmem.atomic_fetch(&word, 0, target)?);
             Ok(())
         })

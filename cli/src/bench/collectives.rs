@@ -64,13 +64,14 @@ pub(super) fn collectives(
     let mut out = Vec::new();
     if me == 0 {
         println!(
-            "shmemplus bench: collectives over team_world, conduit {}, profile {}; \
+            "shmemplus bench: collectives over team_world, conduit {}, profile {}, {} clock; \
              per repetition: barrier_all, every PE times its calls ({} per rep for blocks <= 1 KiB, \
              else 1), the slowest PE's time counts (max-reduced over PEs); medians of {reps} reps; \
              MB/s = bytes delivered to each PE / time (broadcast: block; fcollect, alltoall: n_pes * block)\n\
              machine: {}",
             shmem.config().conduit.name(),
             shmem.profile().name,
+            shmem.clock().name(),
             collective_batch(1),
             machine_context(n, cores())
         );

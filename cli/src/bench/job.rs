@@ -12,6 +12,7 @@ use super::report::Record;
 use super::route::RouteSelection;
 use super::{atomics, collectives, ops, report, rma, sweep, BenchOptions};
 use crate::launcher::{run_job, JobOutcome, JobSpec, OutputMode};
+use shmemplus::config::ClockKind;
 use std::ffi::OsString;
 use std::time::Duration;
 
@@ -51,6 +52,13 @@ pub fn run(opts: &BenchOptions) -> Result<(), String> {
         .push(("SHMEM_SYMMETRIC_SIZE".into(), heap.to_string().into()));
     spec.env
         .push(("SHMEMPLUS_CONDUIT".into(), opts.conduit.clone().into()));
+    if let Some(clock) = &opts.clock {
+        let kind = ClockKind::parse(clock).map_err(|why| format!("bad --clock: {why}"))?;
+        spec.env
+            .push(("SHMEMPLUS_CLOCK".into(), kind.name().into()));
+    }
+    // The PEs' configuration, checked once here rather than failing in every PE.
+    spec.pe_config().map_err(|e| e.to_string())?;
     let report = run_job(&spec).map_err(|e| e.to_string())?;
     match report.outcome {
         JobOutcome::Success => Ok(()),
@@ -99,6 +107,11 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
     }
     .max(1);
     let conduit = shmem.config().conduit.name().to_string();
+    let clock = shmem.clock().name().to_string();
+    // Under virtual time the figures are communication only: the computation between
+    // calls (loop bookkeeping, printing, checks) does not advance the clock, except
+    // where a measurement turns it back on (the memcpy reference).
+    shmem.count_cpu_time(false);
     let mut records = Vec::new();
     let profile = shmem.profile().name.clone();
     let record = |route: &str,
@@ -120,6 +133,7 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
             profile: profile.clone(),
             modeled_us: model.map(|m| m * 1e6),
             packet_bytes: None,
+            clock: clock.clone(),
         }
     };
     let selection = RouteSelection::parse(&opts.routes)?;
@@ -188,6 +202,7 @@ mod tests {
             routes: vec!["cpu-cpu".into()],
             profile: None,
             plot: None,
+            clock: None,
         };
         let e = run(&o).unwrap_err();
         assert!(e.contains("--max-size"), "{e}");

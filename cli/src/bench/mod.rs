@@ -11,6 +11,10 @@
 //! [`crate::launcher`] (the PEs are this same binary running the hidden `bench-pe`
 //! subcommand); nothing here may contain transport code.
 //!
+//! Every figure is read on the job clock (`Shmem::now`, see `stats`): real time under
+//! `--clock wall`, the PE's virtual time under `--clock virtual`, where the computation
+//! between library calls is not counted, so the figures are communication only.
+//!
 //! Method (per size, PE 0 measuring against PE 1, every figure a median over
 //! repetitions after warm-up):
 //! - put latency: one put followed by `quiet`, per iteration;
@@ -65,6 +69,14 @@ pub struct BenchOptions {
     /// SHMEMPLUS_PROFILE variable, else native.
     #[arg(long, value_name = "NAME|PATH")]
     pub profile: Option<String>,
+    /// The clock the job's modeled time runs on: wall (real time; modeled hops sleep)
+    /// or virtual (every PE's own clock; nothing sleeps, so emulated sweeps run at the
+    /// host's speed). Every figure is read on this clock, and under virtual time
+    /// computation between calls is not counted (communication only; the memcpy
+    /// reference is CPU time scaled by the profile's CPU speed). Default: the
+    /// SHMEMPLUS_CLOCK variable, else wall.
+    #[arg(long, value_name = "wall|virtual")]
+    pub clock: Option<String>,
     /// Draw bandwidth against size, one curve per route and op, to FILE.svg or FILE.png.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<std::path::PathBuf>,

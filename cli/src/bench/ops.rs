@@ -5,11 +5,10 @@
 //! Owns these measurements and their report lines; it must not write the JSON file.
 
 use super::report::{Record, RecordFn};
-use super::stats::{median, percentile, time_per_op};
+use super::stats::{median, percentile, time_per_op, Stopwatch};
 use super::BenchOptions;
 use shmemplus::{Place, RmaOp};
 use std::hint::black_box;
-use std::time::Instant;
 
 /// `barrier_all` on every PE, batches timed; PE 0 prints and records the median.
 pub(super) fn barrier(
@@ -23,9 +22,13 @@ pub(super) fn barrier(
     let mut records = Vec::new();
     let batch = if opts.quick { 200 } else { 2000 };
     shmem.barrier_all().map_err(err)?;
-    let secs = time_per_op(reps, batch, || shmem.barrier_all()).map_err(err)?;
+    let secs = time_per_op(shmem, reps, batch, || shmem.barrier_all()).map_err(err)?;
     if me == 0 {
-        println!("barrier_all, {n} PEs: median {:.3} us", secs * 1e6);
+        println!(
+            "barrier_all, {n} PEs: median {:.3} us ({} clock)",
+            secs * 1e6,
+            shmem.clock().name()
+        );
         records.push(record("barrier", "barrier", 0, secs, 0.0, None, None));
     }
     Ok(records)
@@ -46,7 +49,7 @@ pub(super) fn am_roundtrip(
     if me == 0 {
         let payload = [7u8; 8];
         let batch = if opts.quick { 200 } else { 2000 };
-        let secs = time_per_op(reps, batch, || {
+        let secs = time_per_op(shmem, reps, batch, || {
             let r = shmem.am_echo(1, &payload)?;
             black_box(r);
             Ok(())
@@ -57,15 +60,16 @@ pub(super) fn am_roundtrip(
         let trips = if opts.quick { 2000 } else { 20_000 };
         let mut single = Vec::with_capacity(trips);
         for _ in 0..trips {
-            let t = Instant::now();
+            let t = Stopwatch::start(shmem);
             black_box(shmem.am_echo(1, &payload).map_err(err)?);
-            single.push(t.elapsed().as_secs_f64());
+            single.push(t.secs());
         }
         single.sort_by(f64::total_cmp);
         let p99 = percentile(&single, 0.99);
         let max = single.last().copied().unwrap_or(f64::NAN);
         println!(
-            "AM round trip, 8 bytes, PE 0 -> PE 1: median {:.3} us; {trips} single trips: p50 {:.3} us, p99 {:.3} us, max {:.3} us",
+            "AM round trip, 8 bytes, PE 0 -> PE 1 ({} clock): median {:.3} us; {trips} single trips: p50 {:.3} us, p99 {:.3} us, max {:.3} us",
+            shmem.clock().name(),
             secs * 1e6,
             percentile(&single, 0.5) * 1e6,
             p99 * 1e6,
@@ -118,14 +122,12 @@ pub(super) fn contention(
         for all in [false, true] {
             shmem.barrier_all().map_err(err)?;
             if me != 0 && (all || me == 1) {
-                let t = Instant::now();
+                let t = Stopwatch::start(shmem);
                 shmem
                     .put(&target, me * CONTENTION_BYTES, &src, 0)
                     .map_err(err)?;
                 shmem.quiet().map_err(err)?;
-                shmem
-                    .p(&times, me, t.elapsed().as_secs_f64(), 0)
-                    .map_err(err)?;
+                shmem.p(&times, me, t.secs(), 0).map_err(err)?;
             }
             shmem.barrier_all().map_err(err)?;
             if me == 0 {
@@ -145,7 +147,8 @@ pub(super) fn contention(
         let (a, b) = (median(&mut alone), median(&mut together));
         let senders = n - 1;
         println!(
-            "contention: {senders} senders x 8 MiB to PE 0 at once: {:.3} ms; one alone: {:.3} ms; ratio {:.2} (a serialised receive side gives {senders})",
+            "contention ({} clock): {senders} senders x 8 MiB to PE 0 at once: {:.3} ms; one alone: {:.3} ms; ratio {:.2} (a serialised receive side gives {senders})",
+            shmem.clock().name(),
             b * 1e3,
             a * 1e3,
             b / a

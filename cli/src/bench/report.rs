@@ -39,6 +39,8 @@ pub struct Record {
     /// means no packetization).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packet_bytes: Option<usize>,
+    /// The clock every time of the record was read on: `wall` or `virtual`.
+    pub clock: String,
 }
 
 /// Makes a record: (route, op, bytes, seconds, bytes per second, ratio to memcpy,

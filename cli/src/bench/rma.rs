@@ -8,11 +8,10 @@
 
 use super::report::{deviation, Record, RecordFn};
 use super::route::Route;
-use super::stats::{median, time_per_op};
+use super::stats::{counting_cpu, median, time_per_op, Stopwatch};
 use super::BenchOptions;
 use shmemplus::{Place, RmaOp};
 use std::hint::black_box;
-use std::time::Instant;
 
 /// Measures `routes` (PE 0 only; the other PEs wait in the closing barrier) and frees
 /// the objects it allocated. Every PE calls this.
@@ -180,21 +179,21 @@ pub(super) fn measure_route(
         let dst = get_buf.slice(opts.misalign, bytes);
         let batch = batch_for(bytes, opts.quick);
         let window = batch.clamp(1, 64);
-        let put_lat = time_per_op(reps, batch, || {
+        let put_lat = time_per_op(shmem, reps, batch, || {
             put(src)?;
             shmem.quiet()
         })
         .map_err(err)?;
-        let get_lat = time_per_op(reps, batch, || get(dst)).map_err(err)?;
+        let get_lat = time_per_op(shmem, reps, batch, || get(dst)).map_err(err)?;
         // Bandwidth: put, get and memcpy windows interleaved within each repetition,
         // so that the ratios compare figures taken moments apart on a noisy machine.
         // Each window runs twice, untimed then timed, so every operation is measured
         // in its own steady state, not in the state the previous one left behind.
         let twice = |f: &mut dyn FnMut() -> shmemplus::Result<()>| -> shmemplus::Result<f64> {
             f()?;
-            let t = Instant::now();
+            let t = Stopwatch::start(shmem);
             f()?;
-            Ok(t.elapsed().as_secs_f64())
+            Ok(t.secs())
         };
         let (mut put_s, mut get_s, mut mc_s) = (Vec::new(), Vec::new(), Vec::new());
         let (mut put_r, mut get_r) = (Vec::new(), Vec::new());
@@ -213,12 +212,16 @@ pub(super) fn measure_route(
                 Ok(())
             })
             .map_err(err)?;
-            let mc_t = twice(&mut || {
-                for _ in 0..window {
-                    local[..bytes].copy_from_slice(black_box(src));
-                    black_box(&mut local[..bytes]);
-                }
-                Ok(())
+            // The memcpy reference is computation: on the virtual clock, its CPU time
+            // scaled by the profile's CPU speed.
+            let mc_t = counting_cpu(shmem, || {
+                twice(&mut || {
+                    for _ in 0..window {
+                        local[..bytes].copy_from_slice(black_box(src));
+                        black_box(&mut local[..bytes]);
+                    }
+                    Ok(())
+                })
             })
             .map_err(err)?;
             put_s.push(put_t);
@@ -297,11 +300,12 @@ pub(super) fn print_header(route: Route, shmem: &shmemplus::Shmem, o: &BenchOpti
     let (put_local, _, remote, pe) = route.shape(shmem.my_pe());
     let from = put_local.map_or("host buffer".to_string(), |p| p.to_string());
     println!(
-        "shmemplus bench: route {} (PE 0 {from} -> PE {pe} {remote}), {} PEs, conduit {}, profile {}, source misaligned by {} B; medians",
+        "shmemplus bench: route {} (PE 0 {from} -> PE {pe} {remote}), {} PEs, conduit {}, profile {}, {} clock, source misaligned by {} B; medians",
         route.name(),
         shmem.n_pes(),
         shmem.config().conduit.name(),
         shmem.profile().name,
+        shmem.clock().name(),
         o.misalign
     );
     let mut head = format!(
@@ -351,6 +355,7 @@ mod tests {
             routes: vec!["cpu-cpu".into()],
             profile: None,
             plot: None,
+            clock: None,
         };
         let s = sizes(&o);
         assert_eq!((s[0], *s.last().unwrap(), s.len()), (8, 32 << 20, 23));

@@ -1,11 +1,45 @@
 //! The statistics and timing loops of `shmemplus bench`: median, nearest-rank
-//! percentile, the median time per call of a batch, and the same timed on every PE at
-//! once with the slowest PE's time max-reduced.
+//! percentile, the stopwatch on the job clock, the median time per call of a batch,
+//! and the same timed on every PE at once with the slowest PE's time max-reduced.
 //!
-//! Owns how a figure is taken from repetitions; it must not print, make records or
-//! know which operation it times.
+//! Owns how a figure is taken from repetitions and which clock it is read on (always
+//! the job clock, `Shmem::now`: real time under `--clock wall`, the PE's virtual time
+//! under `--clock virtual`); it must not print, make records or know which operation
+//! it times.
 
-use std::time::Instant;
+use std::time::Duration;
+
+/// A stopwatch on the job clock of one PE.
+pub(super) struct Stopwatch<'a> {
+    shmem: &'a shmemplus::Shmem,
+    start: Duration,
+}
+
+impl<'a> Stopwatch<'a> {
+    /// Starts now on `shmem`'s job clock.
+    pub(super) fn start(shmem: &'a shmemplus::Shmem) -> Self {
+        Stopwatch {
+            shmem,
+            start: shmem.now(),
+        }
+    }
+
+    /// Seconds on the job clock since [`Stopwatch::start`].
+    pub(super) fn secs(&self) -> f64 {
+        self.shmem.now().saturating_sub(self.start).as_secs_f64()
+    }
+}
+
+/// Runs `f` with the computation between library calls counted on the virtual clock
+/// (the bench turns that off for its whole run, so its figures are communication
+/// only; the memcpy reference is computation, so it counts here). No effect on the
+/// wall clock.
+pub(super) fn counting_cpu<T>(shmem: &shmemplus::Shmem, f: impl FnOnce() -> T) -> T {
+    shmem.count_cpu_time(true);
+    let out = f();
+    shmem.count_cpu_time(false);
+    out
+}
 
 /// The median of `xs` (which it sorts).
 pub fn median(xs: &mut [f64]) -> f64 {
@@ -27,9 +61,10 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// Times `reps` repetitions of `batch` calls of `op` and returns the median seconds per
-/// call. `op` returns an error to abort.
+/// Times `reps` repetitions of `batch` calls of `op` on the job clock and returns the
+/// median seconds per call. `op` returns an error to abort.
 pub(super) fn time_per_op(
+    shmem: &shmemplus::Shmem,
     reps: usize,
     batch: usize,
     mut op: impl FnMut() -> shmemplus::Result<()>,
@@ -40,11 +75,11 @@ pub(super) fn time_per_op(
     }
     let mut samples = Vec::with_capacity(reps);
     for _ in 0..reps {
-        let t = Instant::now();
+        let t = Stopwatch::start(shmem);
         for _ in 0..batch {
             op()?;
         }
-        samples.push(t.elapsed().as_secs_f64() / batch as f64);
+        samples.push(t.secs() / batch as f64);
     }
     Ok(median(&mut samples))
 }
@@ -76,11 +111,11 @@ pub(super) fn time_together(
     let (mut own, mut slowest) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
     for _ in 0..reps {
         shmem.barrier_all()?;
-        let t = Instant::now();
+        let t = Stopwatch::start(shmem);
         for _ in 0..batch {
             op()?;
         }
-        let secs = t.elapsed().as_secs_f64() / batch as f64;
+        let secs = t.secs() / batch as f64;
         own.push(secs);
         shmem.local_write(src, 0, &[secs])?;
         shmem.reduce(&team, dst, src, 1, shmemplus::ReduceOp::Max)?;

@@ -40,8 +40,9 @@ pub(super) fn packet_sweep(
     if me == 0 {
         let before = shmem.packet_policy();
         println!(
-            "packet sweep: fpga-fpga-remote put (PE 0 board 0 -> PE 1 board 0), profile {}, medians of {reps}",
-            shmem.profile().name
+            "packet sweep: fpga-fpga-remote put (PE 0 board 0 -> PE 1 board 0), profile {}, {} clock, medians of {reps}",
+            shmem.profile().name,
+            shmem.clock().name()
         );
         println!(
             "{:>6} {:>10} {:>16} {:>16} {:>9} {:>9} {:>9} {:>8}",
@@ -67,7 +68,7 @@ pub(super) fn packet_sweep(
                 let packet = shmem
                     .route_packet_bytes(RmaOp::Put, local, remote, 1, size)
                     .map_err(err)?;
-                let secs = time_per_op(reps, 1, || {
+                let secs = time_per_op(shmem, reps, 1, || {
                     shmem.put_from(&dst, 0, &src, 0, size, 1)?;
                     shmem.quiet()
                 })

@@ -58,6 +58,13 @@ struct Cli {
     /// (default: the SHMEMPLUS_TRACE variable).
     #[arg(long, value_name = "PATH")]
     trace: Option<std::path::PathBuf>,
+    /// The clock the modeled time runs on: wall (modeled hops make the initiating
+    /// thread wait in real time) or virtual (every PE has its own clock from 0 that
+    /// communication, board kernels and computation advance; nothing sleeps, and
+    /// reports print virtual time). Sets SHMEMPLUS_CLOCK for the PEs (default: that
+    /// variable, else wall).
+    #[arg(long, value_name = "wall|virtual")]
+    clock: Option<String>,
     /// The program and its arguments.
     #[arg(
         value_name = "PROGRAM",
@@ -139,6 +146,12 @@ fn run(cli: Cli) -> Result<i32, Fault> {
         }
         spec.env
             .push(("SHMEMPLUS_FPGAS".into(), f.to_string().into()));
+    }
+    if let Some(clock) = &cli.clock {
+        let kind = shmemplus::config::ClockKind::parse(clock)
+            .map_err(|why| fault(EXIT_USAGE, format!("bad --clock: {why}")))?;
+        spec.env
+            .push(("SHMEMPLUS_CLOCK".into(), kind.name().into()));
     }
     if let Some(profile) = &cli.profile {
         apply_profile(&mut spec, profile, cli.n_pes)
