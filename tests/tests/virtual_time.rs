@@ -174,6 +174,20 @@ impl Drop for Busy {
     }
 }
 
+/// Runs `vt-pattern` with `args` twice more on 4 `mu` nodes and asserts every PE's
+/// final clock and checksum equal `reference`'s.
+fn assert_two_more_runs_match(args: &[&str], reference: &[(u64, String)]) {
+    for run in 2..=3 {
+        let r = job(4, None, ("mu", "virtual", "shm"), args);
+        assert_eq!(
+            pattern_result(&r, "run"),
+            reference,
+            "run {run}\n{}",
+            dump(&r)
+        );
+    }
+}
+
 #[test]
 fn a_fixed_pattern_ends_at_identical_virtual_times_run_after_run() {
     // 4 PEs on 4 nodes of mu with a board each: ring puts, gets, broadcasts, board
@@ -182,15 +196,7 @@ fn a_fixed_pattern_ends_at_identical_virtual_times_run_after_run() {
     let args = ["vt-pattern", "6"];
     let reference = pattern_result(&job(4, None, ("mu", "virtual", "shm"), &args), "run 1");
     assert!(reference.iter().all(|(t, _)| *t > 0), "{reference:?}");
-    for run in 2..=3 {
-        let r = job(4, None, ("mu", "virtual", "shm"), &args);
-        assert_eq!(
-            pattern_result(&r, "run"),
-            reference,
-            "run {run}\n{}",
-            dump(&r)
-        );
-    }
+    assert_two_more_runs_match(&args, &reference);
     let loaded = {
         let _busy = Busy::start();
         job(4, None, ("mu", "virtual", "shm"), &args)
@@ -217,15 +223,7 @@ fn contending_pes_still_end_at_identical_virtual_times() {
     // the host runs them. The calendars give each request the same interval either way.
     let args = ["vt-pattern", "6", "contended"];
     let reference = pattern_result(&job(4, None, ("mu", "virtual", "shm"), &args), "run 1");
-    for run in 2..=3 {
-        let r = job(4, None, ("mu", "virtual", "shm"), &args);
-        assert_eq!(
-            pattern_result(&r, "run"),
-            reference,
-            "run {run}\n{}",
-            dump(&r)
-        );
-    }
+    assert_two_more_runs_match(&args, &reference);
 }
 
 #[test]
