@@ -39,6 +39,21 @@ pub enum RmaOp {
     Get,
 }
 
+impl RmaOp {
+    /// The name a trace gives this operation on a route that `writes` the target, from
+    /// a symmetric object of this PE (`from_object`: `put_from`, `get_into`) or a
+    /// private buffer. A non-fetching atomic is modeled as (and shows as) a small put.
+    pub fn call_name(self, writes: bool, from_object: bool) -> &'static str {
+        match (self, writes, from_object) {
+            (RmaOp::Put, _, true) => "put_from",
+            (RmaOp::Get, _, true) => "get_into",
+            (RmaOp::Put, _, false) => "put",
+            (RmaOp::Get, true, false) => "atomic",
+            (RmaOp::Get, false, false) => "get",
+        }
+    }
+}
+
 /// One hop of a route: a resource and the bytes it moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hop {
@@ -428,5 +443,19 @@ fn trace_hop(hop: &Hop, res: &[Resource], cost: &Cost, injected: u64) {
             Resource::DmaWrite(node, board) => (Track::DmaWrite { node, board }, "DMA write"),
         };
         crate::trace::hop(track, name, (start, injected), bytes, peers);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RmaOp;
+
+    #[test]
+    fn call_names_follow_the_operation() {
+        assert_eq!(RmaOp::Put.call_name(true, false), "put");
+        assert_eq!(RmaOp::Get.call_name(false, false), "get");
+        assert_eq!(RmaOp::Get.call_name(true, false), "atomic");
+        assert_eq!(RmaOp::Put.call_name(true, true), "put_from");
+        assert_eq!(RmaOp::Get.call_name(false, true), "get_into");
     }
 }

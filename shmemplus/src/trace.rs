@@ -17,7 +17,6 @@ pub use file::{fragment_path, merge_fragments, Event, Merged, OtherData, TraceFi
 
 use crate::clock::{InCall, JobClock};
 use crate::config::ClockKind;
-use crate::emulate::RmaOp;
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -270,19 +269,6 @@ impl Drop for Span<'_> {
     }
 }
 
-/// The name of a traced put, get or atomic: `op` on a route that `writes` the target,
-/// from a symmetric object of this PE (`from_object`: `put_from`, `get_into`) or a
-/// private buffer. A non-fetching atomic is modeled as (and shows as) a small put.
-pub(crate) fn rma_name(op: RmaOp, writes: bool, from_object: bool) -> &'static str {
-    match (op, writes, from_object) {
-        (RmaOp::Put, _, true) => "put_from",
-        (RmaOp::Get, _, true) => "get_into",
-        (RmaOp::Put, _, false) => "put",
-        (RmaOp::Get, true, false) => "atomic",
-        (RmaOp::Get, false, false) => "get",
-    }
-}
-
 /// Writes this PE's trace (at `finalize`) and turns tracing off; a failure to write
 /// is a warning, as `finalize` must go on.
 pub(crate) fn finish() {
@@ -472,15 +458,6 @@ mod tests {
         assert_eq!(spans[0].ts, 0.0);
         assert_eq!(spans.last().map(|e| e.ts), Some(1.1));
         assert!(spans.windows(2).all(|w| w[0].ts <= w[1].ts));
-    }
-
-    #[test]
-    fn call_names_follow_the_operation() {
-        assert_eq!(rma_name(RmaOp::Put, true, false), "put");
-        assert_eq!(rma_name(RmaOp::Get, false, false), "get");
-        assert_eq!(rma_name(RmaOp::Get, true, false), "atomic");
-        assert_eq!(rma_name(RmaOp::Put, true, true), "put_from");
-        assert_eq!(rma_name(RmaOp::Get, false, true), "get_into");
     }
 
     #[test]

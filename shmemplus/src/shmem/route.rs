@@ -529,7 +529,7 @@ impl Shmem {
         work: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
         let inner = &*self.inner;
-        let name = crate::trace::rma_name(op, writes, route.local.is_some());
+        let name = op.call_name(writes, route.local.is_some());
         let _span = crate::trace::span(name, &inner.clock);
         if inner.clock.is_virtual() {
             let _call = inner.clock.enter();
