@@ -51,10 +51,12 @@ pub(crate) struct VirtualClock {
 /// The clock of one PE's modeled time.
 #[derive(Debug)]
 pub(crate) enum JobClock {
-    /// The host's monotonic clock; `origin_ns` is the job's instant 0 on it.
+    /// The host's monotonic clock; `origin` is the job's instant 0 on it (an
+    /// `Instant`, read through libc, so that a native job touches no vDSO lookup of
+    /// its own: programs stay runnable under valgrind).
     Wall {
-        /// Monotonic ns at this PE's `init` (after the start-up barrier).
-        origin_ns: AtomicU64,
+        /// This PE's `init`.
+        origin: std::sync::Mutex<std::time::Instant>,
     },
     /// This PE's virtual clock.
     Virtual(VirtualClock),
@@ -63,15 +65,21 @@ pub(crate) enum JobClock {
 /// Marks one library call in progress on this thread (see [`JobClock::enter`]); when
 /// the outermost one ends, computation starts counting again.
 pub(crate) struct InCall {
-    counting: bool,
+    /// On the virtual clock: whether computation is counted; `None` on the wall clock,
+    /// where the guard does nothing (it stays off the hot path: no thread-local access).
+    counting: Option<bool>,
 }
 
 impl Drop for InCall {
+    #[inline]
     fn drop(&mut self) {
+        let Some(counting) = self.counting else {
+            return;
+        };
         CALLS.with(|c| {
             let (depth, mark) = c.get();
             let depth = depth.saturating_sub(1);
-            let mark = if depth == 0 && self.counting {
+            let mark = if depth == 0 && counting {
                 Some(thread_cpu_ns())
             } else {
                 mark
@@ -87,7 +95,7 @@ impl JobClock {
     pub(crate) fn new(kind: ClockKind, cpu_speed: f64) -> JobClock {
         match kind {
             ClockKind::Wall => JobClock::Wall {
-                origin_ns: AtomicU64::new(netsim::now_ns()),
+                origin: std::sync::Mutex::new(std::time::Instant::now()),
             },
             ClockKind::Virtual => JobClock::Virtual(VirtualClock {
                 now_ns: AtomicU64::new(0),
@@ -119,7 +127,9 @@ impl JobClock {
     /// starts counting computation on this thread from here.
     pub(crate) fn start(&self) {
         match self {
-            JobClock::Wall { origin_ns } => origin_ns.store(netsim::now_ns(), Ordering::Relaxed),
+            JobClock::Wall { origin } => {
+                *origin.lock().unwrap_or_else(|e| e.into_inner()) = std::time::Instant::now();
+            }
             JobClock::Virtual(v) => {
                 v.now_ns.store(0, Ordering::Relaxed);
                 CALLS.with(|c| c.set((0, Some(thread_cpu_ns()))));
@@ -133,7 +143,7 @@ impl JobClock {
     #[inline]
     pub(crate) fn enter(&self) -> InCall {
         let JobClock::Virtual(v) = self else {
-            return InCall { counting: false };
+            return InCall { counting: None };
         };
         let counting = v.count_cpu.load(Ordering::Relaxed);
         CALLS.with(|c| {
@@ -147,7 +157,9 @@ impl JobClock {
             }
             c.set((depth.saturating_add(1), None));
         });
-        InCall { counting }
+        InCall {
+            counting: Some(counting),
+        }
     }
 
     /// The current instant on the timelines' clock, in ns: the monotonic clock (wall),
@@ -162,13 +174,10 @@ impl JobClock {
 
     /// Time since the job's instant 0.
     pub(crate) fn elapsed(&self) -> Duration {
-        let ns = match self {
-            JobClock::Wall { origin_ns } => {
-                netsim::now_ns().saturating_sub(origin_ns.load(Ordering::Relaxed))
-            }
-            JobClock::Virtual(v) => v.now_ns.load(Ordering::Acquire),
-        };
-        Duration::from_nanos(ns)
+        match self {
+            JobClock::Wall { origin } => origin.lock().unwrap_or_else(|e| e.into_inner()).elapsed(),
+            JobClock::Virtual(v) => Duration::from_nanos(v.now_ns.load(Ordering::Acquire)),
+        }
     }
 
     /// Reaches instant `t_ns` of [`JobClock::now_ns`]'s clock: waits for it (wall), or

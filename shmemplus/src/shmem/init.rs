@@ -219,6 +219,8 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
             progress: Mutex::new(Some(progress)),
             profile,
             emulation,
+            virtual_clock: clock.is_virtual(),
+            untimed: AtomicBool::new(false),
             clock,
             boards,
             packet_policy: std::sync::atomic::AtomicU64::new(config.packet.encode()),
@@ -247,6 +249,9 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
         let i = &shmem.inner;
         crate::trace::start(req, (me, i.topology.n_pes), i.clock.kind(), &i.profile.name);
     }
+    let i = &shmem.inner;
+    let untimed = i.emulation.is_none() && !i.virtual_clock && !crate::trace::enabled();
+    i.untimed.store(untimed, Ordering::Relaxed);
     Ok(shmem)
 }
 

@@ -78,6 +78,16 @@ pub(super) struct Route {
     pub(super) reach: Reach,
 }
 
+/// The state of a timed operation while its bytes move (see [`Shmem::timed`]).
+pub(super) struct TimedCall<'c> {
+    _span: crate::trace::Span<'c>,
+    /// On the virtual clock, the call's guard (computation is not counted inside).
+    _call: Option<crate::clock::InCall>,
+    /// On an emulated wall clock, when the clock started (before the bytes move, so
+    /// the real copy hides in the modeled time).
+    wall_start: Option<u64>,
+}
+
 impl Inner {
     /// The route from this PE's `local` end to `place` of PE `pe` (checked by the
     /// caller). A board that does not exist is refused when the route is used.
@@ -115,9 +125,21 @@ impl Inner {
     }
 
     /// `quiet`: every put issued before it, on any route, is visible at its target.
+    #[inline]
     pub(super) fn quiet(&self) -> Result<()> {
-        let _call = self.clock.enter();
-        let _span = crate::trace::span("quiet", &self.clock);
+        // Counted and traced only when either is on (the native fast path skips both
+        // guards, whose drops would otherwise stay on it).
+        if !self.untimed.load(Ordering::Relaxed) {
+            let _call = self.clock.enter();
+            let _span = crate::trace::span("quiet", &self.clock);
+            return self.complete_puts();
+        }
+        self.complete_puts()
+    }
+
+    /// The body of `quiet`.
+    #[inline(always)]
+    fn complete_puts(&self) -> Result<()> {
         // Mapped puts: stores, made visible by a SeqCst fence (flushing the wake-ups
         // issues one when there is anyone to wake).
         if !self.flush_wakes() {
@@ -518,7 +540,7 @@ impl Shmem {
     /// before the bytes move, so the real copy hides in the modeled time; on the
     /// virtual clock the charge and the target's stamp come first, so that a reader
     /// who sees the bytes also sees their delivery instant (`vtime`).
-    #[inline]
+    #[inline(always)]
     pub(super) fn timed<R>(
         &self,
         route: &Route,
@@ -529,23 +551,54 @@ impl Shmem {
         work: impl FnOnce() -> Result<R>,
     ) -> Result<R> {
         let inner = &*self.inner;
-        let name = op.call_name(writes, route.local.is_some());
-        let _span = crate::trace::span(name, &inner.clock);
-        if inner.clock.is_virtual() {
-            let _call = inner.clock.enter();
+        // The native fast path (nothing to charge, stamp or trace) and every other path
+        // call `work` once, here, so that it inlines into the operation.
+        let before = match inner.untimed.load(Ordering::Relaxed) {
+            true => None,
+            false => Some(self.before_work(route, op, offsets, bytes, (deferred, writes))),
+        };
+        let result = work()?;
+        if let Some(TimedCall {
+            wall_start: Some(start),
+            ..
+        }) = before
+        {
+            self.charge(route, op, offsets, bytes, start, deferred);
+        }
+        Ok(result)
+    }
+
+    /// What [`Shmem::timed`] does before the bytes move when the operation is timed:
+    /// opens its trace span; on the virtual clock charges it and stamps the target; on
+    /// an emulated wall clock notes the start.
+    #[inline(never)]
+    fn before_work(
+        &self,
+        route: &Route,
+        op: RmaOp,
+        offsets: (usize, usize),
+        bytes: usize,
+        (deferred, writes): (bool, bool),
+    ) -> TimedCall<'_> {
+        let inner = &*self.inner;
+        let span = crate::trace::span(op.call_name(writes, route.local.is_some()), &inner.clock);
+        if inner.virtual_clock {
+            let call = inner.clock.enter();
             let done = self.charge(route, op, offsets, bytes, inner.clock.now_ns(), deferred);
             if writes {
                 inner.stamp_route(route, offsets.1, bytes, done.map(|c| c.delivered));
             }
-            return work();
+            return TimedCall {
+                _span: span,
+                _call: Some(call),
+                wall_start: None,
+            };
         }
-        if inner.emulation.is_none() {
-            return work();
+        TimedCall {
+            _span: span,
+            _call: None,
+            wall_start: inner.emulation.as_ref().map(|_| netsim::now_ns()),
         }
-        let start = netsim::now_ns();
-        let result = work()?;
-        self.charge(route, op, offsets, bytes, start, deferred);
-        Ok(result)
     }
 
     /// Charges an operation on `route` to the emulated cluster from `start` and
