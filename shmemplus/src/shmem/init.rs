@@ -219,7 +219,6 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
             progress: Mutex::new(Some(progress)),
             profile,
             emulation,
-            virtual_clock: clock.is_virtual(),
             untimed: AtomicBool::new(false),
             clock,
             boards,
@@ -250,7 +249,7 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
         crate::trace::start(req, (me, i.topology.n_pes), i.clock.kind(), &i.profile.name);
     }
     let i = &shmem.inner;
-    let untimed = i.emulation.is_none() && !i.virtual_clock && !crate::trace::enabled();
+    let untimed = i.emulation.is_none() && !i.clock.is_virtual() && !crate::trace::enabled();
     i.untimed.store(untimed, Ordering::Relaxed);
     Ok(shmem)
 }

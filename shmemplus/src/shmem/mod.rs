@@ -121,8 +121,6 @@ struct Inner {
     emulation: Option<Emulation>,
     /// The clock modeled time runs on (wall or this PE's virtual clock).
     clock: Arc<crate::clock::JobClock>,
-    /// `clock.is_virtual()`, kept beside the other hot-path state.
-    virtual_clock: bool,
     /// Nothing to charge, stamp or trace: no emulation, the wall clock, tracing off
     /// (set at the end of `init`; one load on the native fast path of every operation).
     untimed: AtomicBool,

@@ -582,7 +582,7 @@ impl Shmem {
     ) -> TimedCall<'_> {
         let inner = &*self.inner;
         let span = crate::trace::span(op.call_name(writes, route.local.is_some()), &inner.clock);
-        if inner.virtual_clock {
+        if inner.clock.is_virtual() {
             let call = inner.clock.enter();
             let done = self.charge(route, op, offsets, bytes, inner.clock.now_ns(), deferred);
             if writes {
