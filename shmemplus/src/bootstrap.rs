@@ -261,6 +261,78 @@ pub struct PeHello {
     pub profile: String,
 }
 
+/// Whether an MPI launcher started this process as one rank of a job: `mpirun` or
+/// `mpiexec` of Open MPI (`OMPI_COMM_WORLD_SIZE`), of MPICH and others through PMI
+/// (`PMI_SIZE`) or PMIx (`PMIX_RANK`), or `srun` with more than one task
+/// (`SLURM_NTASKS`). `get` reads the environment.
+///
+/// ```
+/// # use std::collections::HashMap;
+/// let env: HashMap<&str, &str> = [("OMPI_COMM_WORLD_SIZE", "4")].into();
+/// let get = |k: &str| env.get(k).map(|v| v.to_string());
+/// assert!(shmemplus::launch::started_by_mpi(get));
+/// assert!(!shmemplus::launch::started_by_mpi(|_| None));
+/// ```
+pub fn started_by_mpi(get: impl Fn(&str) -> Option<String>) -> bool {
+    let set = |k: &str| get(k).is_some_and(|v| !v.is_empty());
+    let many = |k: &str| {
+        get(k)
+            .and_then(|v| v.parse::<u32>().ok())
+            .is_some_and(|n| n > 1)
+    };
+    set("OMPI_COMM_WORLD_SIZE") || set("PMI_SIZE") || set("PMIX_RANK") || many("SLURM_NTASKS")
+}
+
+/// Ranks per simulated host: `SHMEMPLUS_RANKS_PER_HOST` when set (its groups must not
+/// straddle real machines), else the real machines' sizes, which must be equal with
+/// each machine's ranks consecutive (the topology numbers PEs node by node). `hosts`
+/// gives each rank's machine (any id shared by the ranks of one machine).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) fn ranks_per_host(hosts: &[u32], asked: Option<String>) -> Result<u32, Error> {
+    let bad = |why: String| Error::BadConfig {
+        var: "SHMEMPLUS_RANKS_PER_HOST",
+        why,
+    };
+    let Some(&host0) = hosts.first() else {
+        return Err(bad("a job of no ranks".into()));
+    };
+    let (k, from_machines) = match asked {
+        Some(v) => match v.trim().parse::<u32>() {
+            Ok(k) if k >= 1 => (k, false),
+            _ => {
+                return Err(bad(format!(
+                    "'{v}' is not a whole number of ranks of at least 1"
+                )))
+            }
+        },
+        None => (
+            hosts.iter().take_while(|&&h| h == host0).count() as u32,
+            true,
+        ),
+    };
+    for (rank, &host) in hosts.iter().enumerate() {
+        let first = (rank as u32 / k * k) as usize;
+        if host != hosts[first] {
+            return Err(bad(format!(
+                "ranks {first} and {rank} would be one host ({k} ranks per host), but MPI put \
+                 them on different machines: place each machine's ranks consecutively \
+                 (mpirun --map-by slot) and set SHMEMPLUS_RANKS_PER_HOST to a divisor of \
+                 the ranks per machine"
+            )));
+        }
+        let on_machine = || hosts.iter().filter(|&&h| h == host).count() as u32;
+        if from_machines && rank == first && on_machine() != k {
+            return Err(bad(format!(
+                "the machines do not run {k} consecutive ranks each (the first does, the \
+                 one of rank {rank} runs {}): place each machine's ranks consecutively \
+                 (mpirun --map-by slot) or set SHMEMPLUS_RANKS_PER_HOST",
+                on_machine()
+            )));
+        }
+    }
+    Ok(k)
+}
+
 /// Checks that every PE can join the same job: same heap size, symmetric data size,
 /// ring size, conduit and library version, and every segment created. The error names the first PE that
 /// differs and is the same on every PE.
@@ -349,6 +421,50 @@ mod tests {
             ("SHMEMPLUS_SECRET", "s"),
         ]);
         assert!(matches!(bad_pe, Err(Error::BadEnvironment(_))));
+    }
+
+    #[test]
+    fn hosts_group_consecutive_ranks() {
+        // Two machines of two ranks each: found from the machines, or asked for.
+        let two_by_two = [0, 0, 2, 2];
+        assert_eq!(ranks_per_host(&two_by_two, None).unwrap(), 2);
+        assert_eq!(ranks_per_host(&two_by_two, Some("2".into())).unwrap(), 2);
+        // Every rank its own host on one machine (the test set-up of the conduit).
+        assert_eq!(ranks_per_host(&[0, 0, 0, 0], Some("1".into())).unwrap(), 1);
+        assert_eq!(ranks_per_host(&[0, 0, 0, 0], None).unwrap(), 4);
+        // A group that would straddle two machines.
+        let err = ranks_per_host(&two_by_two, Some("3".into())).unwrap_err();
+        assert!(err.to_string().contains("different machines"), "{err}");
+        // Machines of different sizes, or ranks of one machine not consecutive.
+        let err = ranks_per_host(&[0, 0, 2, 2, 2], None).unwrap_err();
+        assert!(err.to_string().contains("consecutive ranks each"), "{err}");
+        let err = ranks_per_host(&[0, 1, 0, 1], None).unwrap_err();
+        assert!(err.to_string().contains("consecutive ranks each"), "{err}");
+        for bad in ["0", "-1", "two", ""] {
+            assert!(
+                ranks_per_host(&two_by_two, Some(bad.into())).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn mpi_launchers_are_recognised() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert!(started_by_mpi(env(&[("OMPI_COMM_WORLD_SIZE", "2")])));
+        assert!(started_by_mpi(env(&[("PMI_SIZE", "4")])));
+        assert!(started_by_mpi(env(&[("PMIX_RANK", "0")])));
+        assert!(started_by_mpi(env(&[("SLURM_NTASKS", "8")])));
+        // One Slurm task is a plain program under srun, not an MPI job.
+        assert!(!started_by_mpi(env(&[("SLURM_NTASKS", "1")])));
+        assert!(!started_by_mpi(env(&[("SHMEMPLUS_PE", "0")])));
     }
 
     #[test]

@@ -22,7 +22,7 @@
 
 use crate::clock::JobClock;
 use crate::model;
-use crate::segment::JobSegments;
+use crate::segment::{Control, JobSegments};
 use crate::topology::Topology;
 use netsim::timeline::Timeline;
 use netsim::{Calendar, Cost, Profile};
@@ -111,6 +111,10 @@ pub struct Emulation {
     clock: Arc<JobClock>,
     /// The latest delivery instant of this PE's puts (what `quiet` waits for).
     undelivered_until: AtomicU64,
+    /// Per node on another host: a private, zeroed control block standing in for its
+    /// leader's, whose timelines this PE charges alone (a host cannot reach another
+    /// host's timelines at the cost of one word; see docs on the MPI conduit).
+    shadows: Vec<Option<Box<Control>>>,
 }
 
 /// When a charged transfer completes (ns on the job clock's timelines).
@@ -137,6 +141,12 @@ impl Emulation {
             net: profile.net.clone(),
             read: profile.fpga_read.clone(),
             write: profile.fpga_write.clone(),
+            shadows: (0..topology.nodes)
+                .map(|n| match segs.peer((n * topology.pes_per_node) as usize) {
+                    Some(_) => None,
+                    None => Some(zeroed_control()),
+                })
+                .collect(),
             topology,
             segs,
             clock,
@@ -172,8 +182,15 @@ impl Emulation {
     }
 
     /// The control block of node `n`'s first PE, which holds the node's timelines.
-    fn leader(&self, n: u32) -> &crate::segment::Control {
-        self.segs.segs[(n * self.topology.pes_per_node) as usize].control()
+    fn leader(&self, n: u32) -> &Control {
+        match self.segs.peer((n * self.topology.pes_per_node) as usize) {
+            Some(seg) => seg.control(),
+            None => match self.shadows.get(n as usize) {
+                Some(Some(shadow)) => shadow,
+                // `new` made a shadow for every node whose leader is not mapped.
+                _ => unreachable!("node {n} has neither a mapped leader nor a shadow"),
+            },
+        }
     }
 
     /// The wall clock's shared timeline of `r`: a busy-until word.
@@ -443,6 +460,24 @@ fn trace_hop(hop: &Hop, res: &[Resource], cost: &Cost, injected: u64) {
             Resource::DmaWrite(node, board) => (Track::DmaWrite { node, board }, "DMA write"),
         };
         crate::trace::hop(track, name, (start, injected), bytes, peers);
+    }
+}
+
+/// A control block in private memory, all zeros: the valid initial state of every
+/// word in it, as in a fresh segment.
+fn zeroed_control() -> Box<Control> {
+    let layout = std::alloc::Layout::new::<Control>();
+    // SAFETY: `Control` is not zero-sized, so `alloc_zeroed` with its layout is
+    // defined; a null result is handled. `Control` is `repr(C)` and made only of
+    // atomics, integers and arrays of them (`Segment::control` relies on the same
+    // fact), for which all-zero bytes are a valid value, and `Box::from_raw` takes
+    // memory from the global allocator with exactly that layout.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout).cast::<Control>();
+        if p.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(p)
     }
 }
 

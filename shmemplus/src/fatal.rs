@@ -27,6 +27,9 @@ pub(crate) fn end_job(pe: usize, what: &str) -> ! {
         std::io::stderr(),
         "shmemplus: PE {pe}: {what}; ending the job"
     );
+    // Under mpirun the MPI job ends with it (mpirun names the rank, which is the PE).
+    #[cfg(feature = "mpi")]
+    crate::mpi_conduit::abort(FATAL_EXIT_CODE);
     std::process::exit(FATAL_EXIT_CODE)
 }
 

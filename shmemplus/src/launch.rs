@@ -45,6 +45,10 @@ pub const ENV_PES_PER_NODE: &str = "SHMEMPLUS_PES_PER_NODE";
 pub const ENV_NODES: &str = "SHMEMPLUS_NODES";
 /// Env var: job id (hex), the prefix of every shared-memory name of the job.
 pub const ENV_JOB_ID: &str = "SHMEMPLUS_JOB_ID";
+/// Whether an MPI launcher (mpirun, mpiexec, srun) started this process: then each
+/// rank is a PE and, with the `mpi` feature, `init` forms the job from MPI.
+pub use crate::bootstrap::started_by_mpi;
+
 /// Env var: the bootstrap socket address (`@abstract-name` or a path).
 pub const ENV_BOOTSTRAP: &str = "SHMEMPLUS_BOOTSTRAP";
 /// Env var: the per-job secret (hex).

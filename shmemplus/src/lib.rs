@@ -36,6 +36,8 @@ mod fatal;
 mod fpga;
 mod heap;
 pub mod launch;
+#[cfg(feature = "mpi")]
+mod mpi_conduit;
 mod reduce;
 mod segment;
 mod shmem;

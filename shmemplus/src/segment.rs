@@ -635,14 +635,40 @@ impl Drop for Segment {
 pub struct JobSegments {
     /// This PE.
     pub me: usize,
-    /// Segment of PE `p` at index `p` (this PE's own included).
-    pub segs: Vec<Segment>,
+    /// Segment of PE `p` at index `p` when it is mapped here: every PE of this host
+    /// (this PE's own included). `None` for a PE on another host, which only the
+    /// conduit between hosts reaches.
+    segs: Vec<Option<Segment>>,
+    /// Whether some PE is on another host.
+    spans_hosts: bool,
     /// The program's data now backed by this PE's static area, if `init_with` asked
     /// for symmetric data.
     pub statics: Option<crate::statics::StaticRegion>,
 }
 
 impl JobSegments {
+    /// The segments of a job, seen from PE `me`: `segs[p]` is PE `p`'s segment when it
+    /// is mapped here. This PE's own must be.
+    pub fn new(
+        me: usize,
+        segs: Vec<Option<Segment>>,
+        statics: Option<crate::statics::StaticRegion>,
+    ) -> Result<JobSegments, Error> {
+        if segs.get(me).is_none_or(Option::is_none) {
+            return Err(Error::Bootstrap(format!(
+                "PE {me} has no segment of its own among {} PEs",
+                segs.len()
+            )));
+        }
+        let spans_hosts = segs.iter().any(Option::is_none);
+        Ok(JobSegments {
+            me,
+            segs,
+            spans_hosts,
+            statics,
+        })
+    }
+
     /// Number of PEs.
     pub fn n(&self) -> usize {
         self.segs.len()
@@ -651,7 +677,34 @@ impl JobSegments {
     /// This PE's own segment.
     #[inline]
     pub fn mine(&self) -> &Segment {
-        &self.segs[self.me]
+        match &self.segs[self.me] {
+            Some(seg) => seg,
+            // `new` refuses a job without this PE's own segment.
+            None => unreachable!("a PE always maps its own segment"),
+        }
+    }
+
+    /// PE `pe`'s segment, if it is mapped here (it is on this host).
+    #[inline]
+    pub fn peer(&self, pe: usize) -> Option<&Segment> {
+        self.segs.get(pe).and_then(Option::as_ref)
+    }
+
+    /// PE `pe`'s segment, which the caller knows is mapped here (a PE of this host:
+    /// its route is `Mapped`, or it is this PE's node leader).
+    #[inline]
+    pub fn seg(&self, pe: usize) -> &Segment {
+        match &self.segs[pe] {
+            Some(seg) => seg,
+            None => unreachable!("PE {pe} is on another host: its segment is not mapped"),
+        }
+    }
+
+    /// Whether some PE of the job is on another host (reached only through the
+    /// conduit between hosts).
+    #[inline]
+    pub fn spans_hosts(&self) -> bool {
+        self.spans_hosts
     }
 }
 

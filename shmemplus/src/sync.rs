@@ -212,27 +212,25 @@ fn sleep_unless<T>(
 /// In round k PE i writes the barrier epoch into flag k of PE (i + 2^k) mod n and waits
 /// for its own flag k to reach the epoch. After ceil(log2 n) rounds every PE has heard,
 /// transitively, from every other, so the barrier completes in O(log n) steps with no
-/// central counter. Each flag has exactly one writer, so plain release stores suffice;
-/// flags only grow, so no reset is needed between barriers. `before_signal(to)` runs
-/// before each flag write (the network emulation delays it there).
-pub fn dissemination_barrier<'a>(
+/// central counter. Each flag has exactly one writer, so release stores suffice;
+/// flags only grow, so no reset is needed between barriers. `signal(to, k, epoch)`
+/// raises flag k of PE `to` to `epoch` and wakes its signal: a store into a mapped
+/// control block, or a message to another host, which its owner applies (and which
+/// the network emulation may delay first). `mine` are this PE's flags and signal.
+pub fn dissemination_barrier(
     me: usize,
     n: usize,
     epoch: u64,
-    flags_of: impl Fn(usize) -> (&'a [Padded<AtomicU64>], &'a SignalWord),
+    (my_flags, my_signal): (&[Padded<AtomicU64>], &SignalWord),
     policy: &WaitPolicy,
     mut work: impl FnMut() -> bool,
-    before_signal: impl Fn(usize),
+    signal: impl Fn(usize, usize, u64),
 ) {
-    let (my_flags, my_signal) = flags_of(me);
     let mut dist = 1usize;
     let mut round = 0usize;
     while dist < n {
         let to = (me + dist) % n;
-        let (their_flags, their_signal) = flags_of(to);
-        before_signal(to);
-        their_flags[round].store(epoch, Ordering::Release);
-        notify(their_signal);
+        signal(to, round, epoch);
         let flag = &my_flags[round];
         policy.wait_until(
             my_signal,

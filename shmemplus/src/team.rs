@@ -14,7 +14,8 @@
 //! move user data (collectives do) and must not choose team slots (the split in
 //! `shmem::teams` agrees on them).
 
-use crate::segment::{JobSegments, TeamSync, MAX_BARRIER_ROUNDS};
+use crate::am::{AmEngine, ControlOp, Wake};
+use crate::segment::{JobSegments, MAX_BARRIER_ROUNDS};
 use crate::sync::{dissemination_barrier, notify, WaitPolicy};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -223,17 +224,23 @@ pub(crate) fn member_index((start, stride, size): (u32, i64, u32), pe: u32) -> O
 /// The barrier of `team` with epoch `epoch` (see the module doc). `work` runs between
 /// checks while waiting (reply draining); `message(pe)` runs before a flag is written
 /// into the control block of world PE `pe` of another group (network emulation).
+/// A group is one node, whose PEs share a host, so the group's own words are mapped
+/// here; the flags of other groups' leaders go through `am` (stores into a mapped
+/// block, or messages to another host).
 pub(crate) fn barrier(
     team: &TeamInner,
     epoch: u64,
+    am: &AmEngine,
     segs: &JobSegments,
     policy: &WaitPolicy,
     mut work: impl FnMut() -> bool,
     message: impl Fn(usize),
 ) {
-    let sync_of = |pe: usize| -> &TeamSync { &segs.segs[pe].control().teams[team.slot] };
     let group = &team.groups[team.my_group];
-    let mine = sync_of(group.leader);
+    let Some(leader) = segs.peer(group.leader) else {
+        unreachable!("the leader of this PE's node group is on this host")
+    };
+    let mine = &leader.control().teams[team.slot];
     let arrived = mine.arrived.fetch_add(1, Ordering::AcqRel) + 1;
     if arrived == group.members {
         // Last of the group: nobody arrives for the next epoch before the release
@@ -246,13 +253,15 @@ pub(crate) fn barrier(
                 team.my_group,
                 groups,
                 epoch,
-                |g| {
-                    let s = sync_of(team.groups[g].leader);
-                    (&s.rounds[..], &s.signal.0)
-                },
+                (&mine.rounds[..], &mine.signal.0),
                 policy,
                 &mut work,
-                |g| message(team.groups[g].leader),
+                |g, round, epoch| {
+                    let to = team.groups[g].leader;
+                    message(to);
+                    am.control_word(to, |c| &c.teams[team.slot].rounds[round])
+                        .post(ControlOp::Max, epoch, Wake::Team(team.slot));
+                },
             );
         }
         mine.released.store(epoch, Ordering::Release);

@@ -17,15 +17,20 @@
 //! must not decide *which* conduit a transfer uses (the RMA calls of `shmem` do) nor
 //! wait by itself in ways other than `sync::WaitPolicy`.
 
+mod control;
 mod handlers;
+mod link;
 mod pending;
 mod progress;
 mod record;
 mod ring;
 
+pub(crate) use control::{ControlOp, Wake};
+use link::check_link_record;
+pub(crate) use link::{HostLink, LinkPayload};
 pub use record::{
-    AmHeader, BadRecord, H_ATOMIC, H_ECHO, H_FLUSH, H_FPGA_GET, H_FPGA_PUT, H_GET, H_PUT,
-    USER_BASE, USER_HANDLERS,
+    AmHeader, BadRecord, H_ATOMIC, H_CONTROL, H_ECHO, H_FLUSH, H_FPGA_GET, H_FPGA_PUT, H_GET,
+    H_PUT, USER_BASE, USER_HANDLERS,
 };
 
 use crate::error::Error;
@@ -78,11 +83,27 @@ pub struct AmEngine {
     /// Per source: puts from it that failed here since its last flush.
     failed_puts: Vec<Mutex<Option<String>>>,
     shutdown: AtomicBool,
+    /// The conduit to the PEs of other hosts (whose segments are not mapped here).
+    link: Option<Arc<dyn HostLink>>,
 }
 
+/// Largest payload of one record sent over a link: a link has no ring to share, so a
+/// put or a get reply travels in one record up to this size.
+const LINK_RECORD_MAX: usize = 1 << 30;
+
 impl AmEngine {
-    /// Creates the engine with the built-in handlers registered.
-    pub fn new(segs: Arc<JobSegments>, policy: WaitPolicy) -> AmEngine {
+    /// Creates the engine with the built-in handlers registered. `link` reaches the
+    /// PEs whose segments are not mapped here; a job on one host has none.
+    pub fn new(
+        segs: Arc<JobSegments>,
+        policy: WaitPolicy,
+        link: Option<Arc<dyn HostLink>>,
+    ) -> Result<AmEngine, Error> {
+        if segs.spans_hosts() && link.is_none() {
+            return Err(Error::Bootstrap(
+                "some PEs are on another host but no conduit between hosts was set up".into(),
+            ));
+        }
         let n = segs.n();
         let engine = AmEngine {
             segs,
@@ -100,17 +121,57 @@ impl AmEngine {
             covered_total: AtomicU64::new(0),
             failed_puts: (0..n).map(|_| Mutex::new(None)).collect(),
             shutdown: AtomicBool::new(false),
+            link,
         };
-        let builtins: [(u16, Handler); 4] = [
+        let builtins: [(u16, Handler); 5] = [
             (H_PUT, Arc::new(handle_put)),
             (H_GET, Arc::new(handle_get)),
             (H_FLUSH, Arc::new(handle_flush)),
             (H_ECHO, Arc::new(handle_echo)),
+            (H_CONTROL, Arc::new(control::handle_control)),
         ];
         for (id, h) in builtins {
             let _ = engine.handlers[id as usize].set(h);
         }
-        engine
+        Ok(engine)
+    }
+
+    /// The link to PE `to` when its segment is not mapped here (it is on another
+    /// host), `None` when a ring reaches it.
+    #[inline]
+    fn link_to(&self, to: usize) -> Option<&dyn HostLink> {
+        match self.segs.peer(to) {
+            Some(_) => None,
+            None => self.link.as_deref(),
+        }
+    }
+
+    /// Checks a record the link delivered from PE `src` (another process's words); a
+    /// bad one ends the job naming the sender, as a corrupt ring does.
+    fn check_from_link(&self, src: usize, h: &AmHeader, payload: &[u8], replies: bool) {
+        if let Err(why) = check_link_record(h, src, payload.len(), replies, self.handlers.len()) {
+            crate::fatal::end_job(
+                self.me(),
+                &format!("bad active-message record from PE {src} over the link: {why}"),
+            );
+        }
+    }
+
+    /// Largest payload of one record to PE `to`: a quarter ring on this host, a
+    /// link's record limit to another host.
+    fn max_payload_to(&self, to: usize) -> usize {
+        match self.link_to(to) {
+            Some(_) => LINK_RECORD_MAX,
+            None => self.max_payload(),
+        }
+    }
+
+    /// Wakes PE `src`'s producers waiting for room in a ring it fills here (a PE of
+    /// another host fills no ring here).
+    fn notify_space(&self, src: usize) {
+        if let Some(seg) = self.segs.peer(src) {
+            notify(&seg.control().space_signal);
+        }
     }
 
     fn me(&self) -> usize {
@@ -184,10 +245,11 @@ impl AmEngine {
 
     /// `send` of a payload given by address (see `RawBytes`).
     fn send_raw(&self, to: usize, reply: bool, mut h: AmHeader, payload: RawBytes) -> u64 {
-        // Every caller splits its data into pieces of at most `max_payload` (a quarter
-        // ring); a larger record would never fit and its sender would wait forever.
+        // Every caller splits its data into pieces of at most `max_payload_to` (a
+        // quarter ring on this host); a larger record would never fit a ring and its
+        // sender would wait forever.
         assert!(
-            payload.len <= self.max_payload(),
+            payload.len <= self.max_payload_to(to),
             "active-message payload of {} bytes past the record limit",
             payload.len
         );
@@ -196,27 +258,20 @@ impl AmEngine {
         if reply {
             h.flags |= F_REPLY;
         }
-        let (index, lock) = if reply {
-            (self.n() + me, &self.reply_locks[to])
+        let lock = if reply {
+            &self.reply_locks[to]
         } else {
-            (me, &self.request_locks[to])
+            &self.request_locks[to]
         };
-        let ring = Ring::of(&self.segs, to, index);
+        let link = self.link_to(to);
         let posted = {
             let _g = lock.lock().unwrap_or_else(|p| p.into_inner());
-            if !ring.try_push(h, payload) {
-                let space = &self.segs.mine().control().space_signal;
-                // The push is the poll: it answers Ready exactly when it placed the
-                // record, and the wait never polls again after that.
-                self.policy.wait(space, || {
-                    if ring.try_push(h, payload) {
-                        Poll::Ready(())
-                    } else if self.pump_replies() {
-                        Poll::Progress
-                    } else {
-                        Poll::Idle
-                    }
-                });
+            match link {
+                Some(link) => {
+                    h.payload_len = payload.len as u32;
+                    link.send(to, reply, &h, LinkPayload { raw: payload });
+                }
+                None => self.push(to, reply, h, payload),
             }
             if reply {
                 0
@@ -231,14 +286,42 @@ impl AmEngine {
         // Requests wake the target's progress thread. Replies wake the target's user
         // threads: every thread that waits for a reply drains the reply rings itself,
         // so waking the progress thread for them would only add a third runnable
-        // thread competing for the cores.
-        let control = self.segs.segs[to].control();
-        notify(if reply {
-            &control.user_signal
-        } else {
-            &control.progress_signal
-        });
+        // thread competing for the cores. A record over a link wakes nobody here:
+        // the receiving host's link delivers it to a polling thread.
+        if let Some(seg) = self.segs.peer(to) {
+            let control = seg.control();
+            notify(if reply {
+                &control.user_signal
+            } else {
+                &control.progress_signal
+            });
+        }
         posted
+    }
+
+    /// Pushes one record into the ring to `to` (mapped here), waiting for room and
+    /// draining replies meanwhile. The caller holds the ring's producer lock.
+    fn push(&self, to: usize, reply: bool, h: AmHeader, payload: RawBytes) {
+        let index = if reply {
+            self.n() + self.me()
+        } else {
+            self.me()
+        };
+        let ring = Ring::of(&self.segs, to, index);
+        if !ring.try_push(h, payload) {
+            let space = &self.segs.mine().control().space_signal;
+            // The push is the poll: it answers Ready exactly when it placed the
+            // record, and the wait never polls again after that.
+            self.policy.wait(space, || {
+                if ring.try_push(h, payload) {
+                    Poll::Ready(())
+                } else if self.pump_replies() {
+                    Poll::Progress
+                } else {
+                    Poll::Idle
+                }
+            });
+        }
     }
 
     /// Waits for the operation `token` to complete, then removes it and returns its
@@ -295,6 +378,19 @@ impl AmEngine {
         Ok(u64::from_le_bytes(word))
     }
 
+    /// Sends a request with `args` to built-in `handler` on PE `to` and waits for its
+    /// whole reply.
+    pub(crate) fn call_bytes(
+        &self,
+        to: usize,
+        handler: u16,
+        args: [u64; 4],
+    ) -> Result<Vec<u8>, Error> {
+        let token = self.pending.start(ReplyTo::Kept)?;
+        self.send(to, false, AmHeader::request(handler, token, args), &[]);
+        self.finish(to, token)
+    }
+
     /// Sends a request with `args` to built-in `handler` on PE `to` without waiting:
     /// like a put, it is completed (and its failure reported) by `quiet`.
     pub(crate) fn post(&self, to: usize, handler: u16, args: [u64; 4], payload: &[u8]) {
@@ -311,7 +407,7 @@ impl AmEngine {
     /// arguments are `[offset of the piece, place]`. The handler owns the meaning of
     /// `place` (the board for the FPGA handlers). Completion is `quiet`'s business.
     pub fn put_via(&self, to: usize, handler: u16, place: u64, offset: usize, src: &[u8]) {
-        let chunk = self.max_payload();
+        let chunk = self.max_payload_to(to);
         for (i, piece) in src.chunks(chunk).enumerate() {
             let h = AmHeader::request(handler, 0, [(offset + i * chunk) as u64, place, 0, 0]);
             self.send(to, false, h, piece);
@@ -418,7 +514,7 @@ impl AmEngine {
 
     /// Replies with `data` in records of at most `max_payload` bytes.
     fn reply_raw(&self, to: usize, token: u64, data: RawBytes) {
-        let chunk = self.max_payload();
+        let chunk = self.max_payload_to(to);
         let mut off = 0;
         loop {
             let end = (off + chunk).min(data.len);
@@ -446,7 +542,7 @@ impl AmEngine {
         total: usize,
         mut fill: impl FnMut(usize, &mut [u8]) -> Result<(), String>,
     ) {
-        let mut buf = vec![0u8; self.max_payload().min(total)];
+        let mut buf = vec![0u8; self.max_payload_to(to).min(total)];
         let mut off = 0;
         loop {
             let n = buf.len().min(total - off);
@@ -496,9 +592,15 @@ impl AmEngine {
             {
                 completed |= self.complete(&h, payload);
                 ring.advance(&h);
-                notify(&self.segs.segs[src].control().space_signal);
+                self.notify_space(src);
                 did = true;
             }
+        }
+        if let Some(link) = &self.link {
+            did |= link.poll(true, &mut |src, h, payload| {
+                self.check_from_link(src, h, payload, true);
+                completed |= self.complete(h, payload)
+            });
         }
         if completed {
             notify(&self.segs.mine().control().user_signal);

@@ -34,6 +34,10 @@ pub const H_FPGA_GET: u16 = 6;
 /// Built-in handler (module `atomic`): apply an atomic operation to a word of this
 /// PE's CPU heap or boards; arguments in `atomic::am_args`.
 pub const H_ATOMIC: u16 = 7;
+/// Built-in handler (module `control`): apply `ControlOp` `args[0]` to the word at
+/// byte `args[1]` of this PE's control block with operand `args[2]`, then wake
+/// signal `args[3]` (`Wake`): the control path to a PE of another host.
+pub const H_CONTROL: u16 = 8;
 /// First handler id of user handlers; user id `u` is table slot `USER_BASE + u`.
 pub const USER_BASE: u16 = 16;
 /// Number of user handler ids (`0..USER_HANDLERS`).

@@ -63,7 +63,10 @@ pub(super) struct Ring<'a> {
 
 impl<'a> Ring<'a> {
     pub(super) fn of(segs: &'a JobSegments, owner: usize, index: usize) -> Ring<'a> {
-        let seg = &segs.segs[owner];
+        let Some(seg) = segs.peer(owner) else {
+            // The engine reaches a PE of another host through its link, never a ring.
+            unreachable!("ring of PE {owner}, whose segment is not mapped here")
+        };
         let (hdr, data) = seg.ring(index);
         Ring {
             hdr,

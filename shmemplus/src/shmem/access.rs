@@ -103,7 +103,7 @@ impl Shmem {
         if !(own_cpu || mapped) || across_emulated_network {
             return None;
         }
-        let seg = &inner.segs.segs[target];
+        let seg = inner.segs.seg(target);
         // CPU offsets run through the heap and then the static area (symmetric data).
         if offset >= seg.cpu_bytes() {
             return None;

@@ -225,10 +225,11 @@ impl Shmem {
         }
         rec.seq.store(seq, Ordering::Release);
         self.barrier_locked(coll);
-        for (pe, seg) in inner.segs.segs.iter().enumerate() {
-            let r = &seg.control().coll[slot];
-            let theirs: Vec<u64> = r.words.iter().map(|w| w.load(Ordering::Relaxed)).collect();
-            if r.seq.load(Ordering::Acquire) != seq || theirs != words {
+        for pe in 0..inner.segs.n() {
+            // Mapped here, or one round trip each to a PE of another host.
+            let their_seq = inner.am.control_word(pe, |c| &c.coll[slot].seq).load()?;
+            let theirs = inner.am.control_words(pe, |c| &c.coll[slot].words[..])?;
+            if their_seq != seq || theirs != words {
                 return Err(Error::NonSymmetric(format!(
                     "collective call #{seq}: PE {} {} but PE {pe} {}",
                     inner.me,

@@ -234,6 +234,14 @@ pub(super) fn read(words: &[AtomicU64; CALL_WORDS], epoch: u64) -> Option<CallDe
     CallDesc::decode(&fields)
 }
 
+/// [`read`] of the words' values, read whole by their owner (a member on another
+/// host answers a read of all of them in one reply).
+pub(super) fn read_values(words: &[u64], epoch: u64) -> Option<CallDesc> {
+    let (&tag, fields) = words.split_first()?;
+    let fields: &[u64; FIELDS] = fields.try_into().ok()?;
+    (tag == epoch).then(|| CallDesc::decode(fields)).flatten()
+}
+
 /// The verdict on a call from every member's descriptor (team order), the same on
 /// every member since it depends on nothing else but the team size and the element
 /// type's name: the descriptors, or the error every member returns. In order: a

@@ -57,13 +57,14 @@
 //! (`rma`, `route`).
 
 use super::calls::{
-    agree, block_index, op_code, overflow, publish, read, to_usize, CallDesc, Kind, ObjDesc,
+    agree, block_index, op_code, overflow, publish, read, read_values, to_usize, CallDesc, Kind,
+    ObjDesc,
 };
 use super::{Inner, Shmem, SymVec};
+use crate::am::{ControlOp, Wake};
 use crate::error::{Error, Result};
 use crate::fatal;
 use crate::reduce::{ReduceOp, Reducible};
-use crate::sync::notify;
 use crate::team::{Team, TeamInner, TeamState};
 use bytemuck::Pod;
 use std::sync::atomic::{fence, Ordering};
@@ -381,13 +382,16 @@ impl Shmem {
         inner.team_barrier(t, &mut state);
         debug_assert_eq!(state.epoch, epoch);
         let calls: Vec<Option<CallDesc>> = (0..t.size)
-            .map(|i| {
-                read(
-                    &inner.segs.segs[t.world(i)].control().teams[t.slot].calls[slot],
-                    epoch,
-                )
+            .map(|i| match inner.segs.peer(t.world(i)) {
+                Some(seg) => Ok(read(&seg.control().teams[t.slot].calls[slot], epoch)),
+                // A member on another host: its words in one round trip, which its
+                // progress thread answers whole (no writer overlaps it, as above).
+                None => inner
+                    .am
+                    .control_words(t.world(i), |c| &c.teams[t.slot].calls[slot][..])
+                    .map(|words| read_values(&words, epoch)),
             })
-            .collect();
+            .collect::<Result<_>>()?;
         match agree(t, &calls, std::any::type_name::<T>()) {
             Ok(calls) => Ok((
                 Committed {
@@ -453,11 +457,9 @@ impl Inner {
         // The flag follows the data through the emulated NIC, so it arrives after.
         let delivered = self.emulation.as_ref().and_then(|emu| emu.message(to));
         self.stamp_arrival(team, to, delivered);
-        let control = self.segs.segs[to].control();
-        control.teams[team.slot]
-            .arrivals
-            .fetch_add(1, Ordering::Release);
-        notify(&control.user_signal);
+        self.am
+            .control_word(to, |c| &c.teams[team.slot].arrivals)
+            .post(ControlOp::Add, 1, Wake::User);
         Ok(())
     }
 

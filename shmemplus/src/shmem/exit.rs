@@ -37,6 +37,9 @@ impl Shmem {
             format_args!("global_exit({code}): ending the job"),
         );
         crate::bootstrap::send_global_exit(code);
+        // Under mpirun: MPI_Abort ends every rank, and mpirun exits with `code`.
+        #[cfg(feature = "mpi")]
+        crate::mpi_conduit::abort(code);
         std::process::exit(code)
     }
 }

@@ -110,20 +110,33 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
     if INITIALIZED.swap(true, Ordering::AcqRel) {
         return Err(Error::AlreadyInitialized);
     }
-    let config = Config::from_env()?;
+    // Before any thread of the library starts (see `take_from_env` for why that
+    // makes removing the secret from the environment sound); MPI starts threads.
+    let env = LaunchEnv::take_from_env()?;
+    let mpi = start_from_mpi(env.is_some())?;
+    let config = match &mpi {
+        Some(job) => config_of_rank0(job)?,
+        None => Config::from_env()?,
+    };
     diag::set_debug(config.debug);
     let profile = netsim::Profile::load(&config.profile).map_err(|e| Error::BadConfig {
         var: "SHMEMPLUS_PROFILE",
         why: e.to_string(),
     })?;
-    // Before any thread of the library starts (see `take_from_env` for why that
-    // makes removing the secret from the environment sound).
-    let env = LaunchEnv::take_from_env()?;
-    let trace = crate::trace::request_from_env(env.as_ref().map(|e| e.pe))?;
-    let (me, topology, job_id) = match &env {
-        Some(e) => (e.pe, e.topology, Some(e.job_id.clone())),
-        None => (0, Topology::resolve(1, None, None)?, None),
+    let (me, topology, job_id) = match (&env, &mpi) {
+        (Some(e), _) => (e.pe, e.topology, Some(e.job_id.clone())),
+        (None, Some(job)) => mpi_shape(job),
+        (None, None) => (0, Topology::resolve(1, None, None)?, None),
     };
+    let trace = crate::trace::request_from_env((env.is_some() || mpi.is_some()).then_some(me))?;
+    if topology.nodes > 1 && mpi.is_some() && config.clock == crate::config::ClockKind::Virtual {
+        return Err(Error::BadConfig {
+            var: "SHMEMPLUS_CLOCK",
+            why: "the virtual clock needs every PE on one host; under mpirun with several \
+                  hosts use the wall clock"
+                .into(),
+        });
+    }
     let n = topology.n_pes as usize;
     let data = match options.symmetric_data {
         true => statics::find_executable_data()?,
@@ -131,26 +144,25 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
     };
     let static_bytes = data.map_or(0, |r| r.len);
     let layout = Layout::new(n, config.am_ring_bytes, config.symmetric_size, static_bytes)?;
-    let (segs, bootstrap) = match (&env, job_id) {
-        (Some(env), Some(job_id)) => map_job(env, &job_id, layout, &config, data)?,
+    let mut link = None;
+    let (segs, bootstrap) = match (&env, &mpi, job_id) {
+        (Some(env), _, Some(job_id)) => map_job(env, &job_id, layout, &config, data)?,
+        (None, Some(job), Some(job_id)) => {
+            let (segs, host_link) = map_mpi_job(job, &job_id, layout, &config, data)?;
+            link = host_link;
+            (segs, None)
+        }
         _ => {
             let seg = Segment::anonymous(0, layout)?;
             adopt_data(&seg, data)?;
-            (
-                JobSegments {
-                    me: 0,
-                    segs: vec![seg],
-                    statics: data,
-                },
-                None,
-            )
+            (JobSegments::new(0, vec![Some(seg)], data)?, None)
         }
     };
     let segs = Arc::new(segs);
     let clock = Arc::new(JobClock::new(config.clock, profile.cpu_speed));
     let emulation = Emulation::new(&profile, topology, segs.clone(), clock.clone());
     let policy = WaitPolicy::for_host(n).with_overrides(config.wait_spin, config.wait_yield);
-    let am = Arc::new(AmEngine::new(segs.clone(), policy));
+    let am = Arc::new(AmEngine::new(segs.clone(), policy, link)?);
     let t = &profile.topology;
     let boards = Arc::new(Boards::new(
         config.fpgas.unwrap_or(t.boards_per_node),
@@ -291,19 +303,7 @@ pub(super) fn map_job(
         .and_then(|name| Segment::create(&name, env.pe, layout).map(|seg| (seg, name)))
         .and_then(|(seg, name)| adopt_data(&seg, data).map(|()| (seg, name)));
     let mut conn = BootstrapConn::connect(env)?;
-    let hello = PeHello {
-        pid: std::process::id(),
-        segment: mine
-            .as_ref()
-            .map(|(_, name)| name.clone())
-            .map_err(|e| e.to_string()),
-        heap_bytes: config.symmetric_size as u64,
-        ring_bytes: config.am_ring_bytes as u64,
-        static_bytes: layout.static_bytes as u64,
-        conduit: config.conduit.name().to_string(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        profile: config.profile.clone(),
-    };
+    let hello = hello_of(&mine, layout, config);
     let encode =
         |h: &PeHello| postcard::to_allocvec(h).map_err(|e| Error::Bootstrap(e.to_string()));
     let all = conn.allgather(encode(&hello)?)?;
@@ -317,23 +317,157 @@ pub(super) fn map_job(
     let mut segs = Vec::with_capacity(hellos.len());
     for (pe, h) in hellos.iter().enumerate() {
         match (&h.segment, mine.take_if(|_| pe == env.pe as usize)) {
-            (_, Some(own)) => segs.push(own),
-            (Ok(peer), None) => segs.push(Segment::open(peer, pe as u32, layout)?),
+            (_, Some(own)) => segs.push(Some(own)),
+            (Ok(peer), None) => segs.push(Some(Segment::open(peer, pe as u32, layout)?)),
             (Err(why), None) => return Err(Error::Bootstrap(why.clone())),
         }
     }
     // Round 1: every PE has mapped every segment; the names can go.
     conn.allgather(Vec::new())?;
-    segs[env.pe as usize].unlink()?;
+    if let Some(own) = &mut segs[env.pe as usize] {
+        own.unlink()?;
+    }
     diag::debug(env.pe, format_args!("mapped {} segments", segs.len()));
-    Ok((
-        JobSegments {
-            me: env.pe as usize,
-            segs,
-            statics: data,
-        },
-        Some(conn),
+    Ok((JobSegments::new(env.pe as usize, segs, data)?, Some(conn)))
+}
+
+/// The job as MPI formed it, when `mpirun`, `mpiexec` or `srun` started this process
+/// (feature `mpi`); uninhabited without the feature.
+#[cfg(feature = "mpi")]
+type MpiJob = crate::mpi_conduit::MpiStart;
+#[cfg(not(feature = "mpi"))]
+enum MpiJob {}
+
+/// Forms the job from MPI when an MPI launcher (and not `shmemrun`) started this
+/// process. Without the `mpi` feature that is an error saying how to build with it:
+/// every rank would otherwise run alone as a job of one PE.
+fn start_from_mpi(by_shmemrun: bool) -> Result<Option<MpiJob>> {
+    if by_shmemrun || !bootstrap::started_by_mpi(|k| std::env::var(k).ok()) {
+        return Ok(None);
+    }
+    #[cfg(feature = "mpi")]
+    return crate::mpi_conduit::start(|k| std::env::var(k).ok()).map(Some);
+    #[cfg(not(feature = "mpi"))]
+    Err(Error::Bootstrap(
+        "this program was started by mpirun or srun (each rank a PE), but shmemplus was \
+         built without its `mpi` feature: rebuild with `cargo build --release --workspace \
+         --features shmemplus/mpi`, or start it with shmemrun"
+            .into(),
     ))
+}
+
+/// The configuration under MPI: rank 0's `SHMEM_*` and `SHMEMPLUS_*` variables, so
+/// that every rank runs with the same (hosts reached over ssh do not inherit the
+/// launching shell's environment).
+fn config_of_rank0(job: &MpiJob) -> Result<Config> {
+    #[cfg(feature = "mpi")]
+    return Config::from_lookup(|k| {
+        let ours = k.starts_with("SHMEM_") || k.starts_with("SHMEMPLUS_");
+        match ours {
+            true => job
+                .vars
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone()),
+            false => std::env::var(k).ok(),
+        }
+    });
+    #[cfg(not(feature = "mpi"))]
+    match *job {}
+}
+
+/// This PE, the job's shape and its id under MPI.
+fn mpi_shape(job: &MpiJob) -> (u32, Topology, Option<String>) {
+    #[cfg(feature = "mpi")]
+    return (job.pe, job.topology, Some(job.job_id.clone()));
+    #[cfg(not(feature = "mpi"))]
+    match *job {}
+}
+
+/// [`map_job`] under MPI: creates this PE's segment, exchanges hellos with every rank,
+/// maps the segments of the PEs on this host (this PE's node) and unlinks its own
+/// name once they have; returns the segments and the link to the other hosts.
+fn map_mpi_job(
+    job: &MpiJob,
+    job_id: &str,
+    layout: Layout,
+    config: &Config,
+    data: Option<StaticRegion>,
+) -> Result<(JobSegments, Option<Arc<dyn crate::am::HostLink>>)> {
+    #[cfg(feature = "mpi")]
+    {
+        let me = job.pe;
+        let topology = job.topology;
+        if topology.local_rank(me) == 0 {
+            warn_if_shm_too_small(layout.total_bytes(), topology.pes_per_node as usize);
+        }
+        let mine = crate::segment::unique_name(job_id, me)
+            .and_then(|name| Segment::create(&name, me, layout).map(|seg| (seg, name)))
+            .and_then(|(seg, name)| adopt_data(&seg, data).map(|()| (seg, name)));
+        let hello = hello_of(&mine, layout, config);
+        let encoded = postcard::to_allocvec(&hello).map_err(|e| Error::Bootstrap(e.to_string()))?;
+        let hellos = job
+            .allgather(&encoded)?
+            .iter()
+            .map(|b| postcard::from_bytes::<PeHello>(b))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Error::Bootstrap(format!("malformed hello from a PE: {e}")))?;
+        let mut mine = Some(mine?.0);
+        bootstrap::check_hellos(&hellos)?;
+        let node = topology.node_of(me);
+        let mut segs = Vec::with_capacity(hellos.len());
+        for (pe, h) in hellos.iter().enumerate() {
+            let on_this_host = topology.node_of(pe as u32) == node;
+            match (
+                &h.segment,
+                mine.take_if(|_| pe == me as usize),
+                on_this_host,
+            ) {
+                (_, Some(own), _) => segs.push(Some(own)),
+                (_, None, false) => segs.push(None),
+                (Ok(peer), None, true) => segs.push(Some(Segment::open(peer, pe as u32, layout)?)),
+                (Err(why), None, true) => return Err(Error::Bootstrap(why.clone())),
+            }
+        }
+        // Every PE of every host has mapped its host's segments: the names can go.
+        job.barrier()?;
+        if let Some(own) = &mut segs[me as usize] {
+            own.unlink()?;
+        }
+        let link: Arc<dyn crate::am::HostLink> = job.link();
+        let segs = JobSegments::new(me as usize, segs, data)?;
+        let link = segs.spans_hosts().then_some(link);
+        diag::debug(
+            me,
+            format_args!(
+                "MPI job: {} hosts of {} PEs",
+                topology.nodes, topology.pes_per_node
+            ),
+        );
+        Ok((segs, link))
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = (job_id, layout, config, data);
+        match *job {}
+    }
+}
+
+/// This PE's hello: its segment (or why it has none) and what every PE must agree on.
+fn hello_of(mine: &Result<(Segment, String)>, layout: Layout, config: &Config) -> PeHello {
+    PeHello {
+        pid: std::process::id(),
+        segment: mine
+            .as_ref()
+            .map(|(_, name)| name.clone())
+            .map_err(|e| e.to_string()),
+        heap_bytes: config.symmetric_size as u64,
+        ring_bytes: config.am_ring_bytes as u64,
+        static_bytes: layout.static_bytes as u64,
+        conduit: config.conduit.name().to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        profile: config.profile.clone(),
+    }
 }
 
 /// Heaps are backed lazily, so a /dev/shm smaller than the job's heaps only fails when

@@ -121,6 +121,10 @@ impl Inner {
                 );
             }
         }
+        // The link's sends in flight complete, then MPI ends (if the library began it).
+        self.am.settle_link();
+        #[cfg(feature = "mpi")]
+        crate::mpi_conduit::finalize();
         // Tell the launcher this PE is done, then close the connection.
         let conn = self
             .coll

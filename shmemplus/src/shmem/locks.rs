@@ -95,7 +95,14 @@ impl Inner {
     ) -> Result<()> {
         self.flush_wakes();
         self.policy.wait(
-            &self.segs.segs[route.pe].control().user_signal,
+            // The lock word's owner notifies its own user signal; a PE of another host
+            // has none here, so this PE polls on its own (in slices).
+            &self
+                .segs
+                .peer(route.pe)
+                .unwrap_or(self.segs.mine())
+                .control()
+                .user_signal,
             || match route.atomic(self, offset, 8, AtomicOp::Fetch, 0, 0, true) {
                 Ok(w) if ready(w) => Poll::Ready(Ok(())),
                 Ok(_) if self.am.pump_replies() => Poll::Progress,

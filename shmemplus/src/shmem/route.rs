@@ -94,7 +94,13 @@ impl Inner {
     #[inline(always)]
     pub(super) fn route(&self, local: Option<Place>, pe: usize, place: Place) -> Route {
         let reach = match (place, self.config.conduit) {
-            (Place::Cpu, Conduit::Shm) => Reach::Mapped { pe },
+            // A CPU heap of this host is mapped; one on another host is reached
+            // through the AM engine, whose link carries the records there.
+            (Place::Cpu, Conduit::Shm)
+                if !self.segs.spans_hosts() || self.segs.peer(pe).is_some() =>
+            {
+                Reach::Mapped { pe }
+            }
             (Place::Fpga(board), _) if pe == self.segs.me => Reach::OwnBoard { board },
             (place, Conduit::Shm | Conduit::Am) => Reach::Am { pe, place },
         };
@@ -167,7 +173,7 @@ impl Inner {
     /// promptly. Returns whether it issued a SeqCst fence.
     pub(super) fn flush_wakes(&self) -> bool {
         self.wakes
-            .flush(|pe| crate::sync::notify_fenced(&self.segs.segs[pe].control().user_signal))
+            .flush(|pe| crate::sync::notify_fenced(&self.segs.seg(pe).control().user_signal))
     }
 }
 
@@ -191,7 +197,7 @@ impl Route {
                 unsafe {
                     copy_may_overlap(
                         src.as_ptr(),
-                        inner.segs.segs[pe].heap_base().add(offset),
+                        inner.segs.seg(pe).heap_base().add(offset),
                         src.len(),
                         pe == inner.segs.me,
                     )
@@ -224,7 +230,7 @@ impl Route {
                 // `local_slice_mut` contract rules out, would still be a memmove).
                 unsafe {
                     copy_may_overlap(
-                        inner.segs.segs[pe].heap_base().add(offset),
+                        inner.segs.seg(pe).heap_base().add(offset),
                         dst.as_mut_ptr(),
                         dst.len(),
                         pe == inner.segs.me,
@@ -263,7 +269,7 @@ impl Route {
                 // element type, whose size is `width`.
                 let old = unsafe {
                     apply_at(
-                        inner.segs.segs[pe].heap_base().add(offset),
+                        inner.segs.seg(pe).heap_base().add(offset),
                         width,
                         op,
                         operand,
@@ -271,7 +277,7 @@ impl Route {
                     )
                 };
                 if op != AtomicOp::Fetch {
-                    notify(&inner.segs.segs[pe].control().user_signal);
+                    notify(&inner.segs.seg(pe).control().user_signal);
                 }
                 Ok(old)
             }
@@ -321,7 +327,7 @@ impl Route {
         if let (Place::Cpu, Reach::Mapped { pe }) = (place, self.reach) {
             // Both ends are mapped CPU heaps: one copy, no staging.
             let mine = inner.segs.mine().heap_base();
-            let theirs = inner.segs.segs[pe].heap_base();
+            let theirs = inner.segs.seg(pe).heap_base();
             // SAFETY: both ranges were checked against their objects by the caller, so
             // they lie inside mapped heaps. They can only overlap when the target is
             // this PE, and `ptr::copy` (memmove) is used then.

@@ -251,8 +251,20 @@ impl Shmem {
         let wanted = memberships.as_ref().map_or(0, Vec::len);
         let descriptor = u64::from(call.descriptor(memberships.is_ok())) << 32;
         let scratch = &inner.segs.mine().control().teams[p.slot].scratch;
-        let members =
-            || (0..p.size).map(|i| &inner.segs.segs[p.world(i)].control().teams[p.slot].scratch);
+        // Each member's two scratch words: loads here, round trips to another host.
+        let members = || {
+            (0..p.size)
+                .map(|i| {
+                    let word = |k: usize| {
+                        inner
+                            .am
+                            .control_word(p.world(i), |c| &c.teams[p.slot].scratch[k])
+                            .load()
+                    };
+                    Ok([word(0)?, word(1)?])
+                })
+                .collect::<Result<Vec<[u64; 2]>>>()
+        };
         for round in 0..MAX_ROUNDS {
             let free = !*inner.team_slots.lock().unwrap_or_else(|e| e.into_inner()) & slot_mask();
             scratch[0].store(descriptor | free, Ordering::Relaxed);
@@ -260,13 +272,13 @@ impl Shmem {
             inner.team_barrier(p, &mut state);
             let (mut common_free, mut epoch_base) = (slot_mask(), 0);
             let mut differs = None;
-            for (i, s) in members().enumerate() {
-                let word = s[0].load(Ordering::Relaxed);
+            for (i, s) in members()?.into_iter().enumerate() {
+                let word = s[0];
                 if word >> 32 != descriptor >> 32 && differs.is_none() {
                     differs = Some(i);
                 }
                 common_free &= word & slot_mask();
-                epoch_base = epoch_base.max(s[1].load(Ordering::Relaxed));
+                epoch_base = epoch_base.max(s[1]);
             }
             // Nobody overwrites the scratch words before everyone has read them.
             inner.team_barrier(p, &mut state);
@@ -309,7 +321,7 @@ impl Shmem {
             };
             scratch[0].store(u64::from(claimed), Ordering::Relaxed);
             inner.team_barrier(p, &mut state);
-            let all_claimed = members().all(|s| s[0].load(Ordering::Relaxed) == 1);
+            let all_claimed = members()?.iter().all(|s| s[0] == 1);
             inner.team_barrier(p, &mut state);
             if all_claimed {
                 drop(state);
@@ -463,6 +475,7 @@ impl Inner {
         crate::team::barrier(
             team,
             state.epoch,
+            &self.am,
             &self.segs,
             &self.policy,
             || self.am.pump_replies(),

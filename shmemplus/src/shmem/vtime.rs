@@ -60,7 +60,7 @@ impl Inner {
     /// Stamps the words of `bytes` at CPU `offset` of PE `pe` with `t` (virtual clock
     /// only; call before the bytes move).
     pub(super) fn stamp(&self, pe: usize, offset: usize, bytes: usize, t: u64) {
-        let stamps = &self.segs.segs[pe].control().stamps;
+        let stamps = &self.segs.seg(pe).control().stamps;
         let words = bytes.div_ceil(8).max(1);
         if words >= STAMP_SLOTS {
             for s in stamps {
@@ -91,7 +91,7 @@ impl Inner {
     /// `pe` (a wait on this PE saw it, or a fetching atomic read it).
     pub(super) fn observe(&self, pe: usize, offset: usize) {
         if self.clock.is_virtual() {
-            let t = self.segs.segs[pe].control().stamps[slot(offset)].load(Ordering::Acquire);
+            let t = self.segs.seg(pe).control().stamps[slot(offset)].load(Ordering::Acquire);
             self.clock.reach(t);
         }
     }
@@ -115,7 +115,7 @@ impl Inner {
         let latest = (0..team.size)
             .map(|i| {
                 let pe = team.world(i);
-                self.segs.segs[pe].control().teams[team.slot].clock[parity].load(Ordering::Acquire)
+                self.segs.seg(pe).control().teams[team.slot].clock[parity].load(Ordering::Acquire)
             })
             .max()
             .unwrap_or(0);
@@ -133,7 +133,7 @@ impl Inner {
     pub(super) fn stamp_arrival(&self, team: &TeamInner, to: usize, delivered: Option<u64>) {
         if self.clock.is_virtual() {
             let t = self.write_stamp(delivered);
-            self.segs.segs[to].control().teams[team.slot]
+            self.segs.seg(to).control().teams[team.slot]
                 .arrival_stamp
                 .fetch_max(t, Ordering::AcqRel);
         }
