@@ -35,6 +35,26 @@ impl LinkPayload {
     pub fn is_empty(&self) -> bool {
         self.raw.len == 0
     }
+
+    /// Whether the bytes stay readable after `send` returns, until the link is
+    /// settled (heap bytes served to a get): a link may then send them uncopied.
+    pub fn outlives_send(&self) -> bool {
+        self.raw.lives_with_engine
+    }
+}
+
+/// Where a link hands the records it receives, one at a time.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) trait LinkSink {
+    /// Where the `header.payload_len` payload bytes of a record from `src` that is
+    /// not yet received may be written in place, if anywhere (a put's range of the
+    /// heap, a get's reply buffer). Called before [`deliver`](Self::deliver) for
+    /// the large records a link receives in two parts.
+    fn place(&mut self, src: usize, header: &AmHeader) -> Option<*mut u8>;
+
+    /// One whole record from `src`: its payload, or `None` when the link wrote it at
+    /// the address `place` gave.
+    fn deliver(&mut self, src: usize, header: &AmHeader, payload: Option<&[u8]>);
 }
 
 /// The transport between hosts, behind the AM engine.
@@ -54,11 +74,9 @@ pub(crate) trait HostLink: Send + Sync {
     /// longer copies it.
     fn send(&self, to: usize, reply: bool, header: &AmHeader, payload: LinkPayload);
 
-    /// Delivers the records that have arrived on the reply (or request) channel, each
-    /// as (sending PE, header, payload), and returns whether there was any. A record
-    /// that fails `check_link_record` is not delivered: the link ends the job naming
-    /// the sender.
-    fn poll(&self, reply: bool, deliver: &mut dyn FnMut(usize, &AmHeader, &[u8])) -> bool;
+    /// Hands the records that have arrived on the reply (or request) channel to
+    /// `sink` and returns whether there was any.
+    fn poll(&self, reply: bool, sink: &mut dyn LinkSink) -> bool;
 
     /// Whether a record waits on either channel (no record is taken).
     fn has_incoming(&self) -> bool;

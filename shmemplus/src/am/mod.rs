@@ -27,7 +27,7 @@ mod ring;
 
 pub(crate) use control::{ControlOp, Wake};
 use link::check_link_record;
-pub(crate) use link::{HostLink, LinkPayload};
+pub(crate) use link::{HostLink, LinkPayload, LinkSink};
 pub use record::{
     AmHeader, BadRecord, H_ATOMIC, H_CONTROL, H_ECHO, H_FLUSH, H_FPGA_GET, H_FPGA_PUT, H_GET,
     H_PUT, USER_BASE, USER_HANDLERS,
@@ -37,7 +37,7 @@ use crate::error::Error;
 use crate::segment::JobSegments;
 use crate::sync::{notify, Poll, WaitPolicy};
 use handlers::{handle_echo, handle_flush, handle_get, handle_put};
-use pending::{Applied, PendingTable, ReplyTo};
+use pending::{Applied, PendingTable, Reply, ReplyTo};
 use record::{RingRole, F_ERROR, F_LAST, F_REPLY, HDR};
 use ring::{RawBytes, Ring};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -146,10 +146,13 @@ impl AmEngine {
         }
     }
 
-    /// Checks a record the link delivered from PE `src` (another process's words); a
-    /// bad one ends the job naming the sender, as a corrupt ring does.
-    fn check_from_link(&self, src: usize, h: &AmHeader, payload: &[u8], replies: bool) {
-        if let Err(why) = check_link_record(h, src, payload.len(), replies, self.handlers.len()) {
+    // The links exist with the `mpi` feature.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    /// Checks a record the link received from PE `src` with `payload` bytes (another
+    /// process's words); a bad one ends the job naming the sender, as a corrupt ring
+    /// does.
+    fn check_from_link(&self, src: usize, h: &AmHeader, payload: usize, replies: bool) {
+        if let Err(why) = check_link_record(h, src, payload, replies, self.handlers.len()) {
             crate::fatal::end_job(
                 self.me(),
                 &format!("bad active-message record from PE {src} over the link: {why}"),
@@ -597,10 +600,12 @@ impl AmEngine {
             }
         }
         if let Some(link) = &self.link {
-            did |= link.poll(true, &mut |src, h, payload| {
-                self.check_from_link(src, h, payload, true);
-                completed |= self.complete(h, payload)
-            });
+            let mut sink = ReplySink {
+                engine: self,
+                completed: false,
+            };
+            did |= link.poll(true, &mut sink);
+            completed |= sink.completed;
         }
         if completed {
             notify(&self.segs.mine().control().user_signal);
@@ -610,13 +615,16 @@ impl AmEngine {
 
     /// Applies one reply record; returns whether it completed its operation.
     fn complete(&self, h: &AmHeader, payload: &[u8]) -> bool {
-        let applied = self.pending.apply(
+        self.apply_reply(h, Reply::Bytes(payload))
+    }
+
+    /// Applies one reply record whose bytes are given or already in place.
+    fn apply_reply(&self, h: &AmHeader, reply: Reply<'_>) -> bool {
+        let applied = self.pending.apply_reply(
             h.token,
             h.flags & F_ERROR != 0,
-            h.args[0],
-            h.args[1],
-            h.flags & F_LAST != 0,
-            payload,
+            (h.args[0], h.args[1], h.flags & F_LAST != 0),
+            reply,
         );
         if applied == Applied::Unknown {
             crate::diag::warn(
@@ -670,6 +678,63 @@ impl AmEngine {
                 "bytes {offset}..{} are outside the {cpu} bytes of symmetric CPU memory (heap and program data)",
                 offset.saturating_add(len as u64)
             )),
+        }
+    }
+}
+
+/// The reply channel of a link, as the reply pump's holder drains it: a reply to a
+/// get is received straight into the waiter's buffer.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+struct ReplySink<'a> {
+    engine: &'a AmEngine,
+    /// Whether a record completed its operation.
+    completed: bool,
+}
+
+impl LinkSink for ReplySink<'_> {
+    fn place(&mut self, src: usize, h: &AmHeader) -> Option<*mut u8> {
+        let len = h.payload_len as usize;
+        self.engine.check_from_link(src, h, len, true);
+        match h.flags & F_ERROR {
+            0 => self.engine.pending.placement(h.token, h.args[0], len),
+            _ => None,
+        }
+    }
+
+    fn deliver(&mut self, src: usize, h: &AmHeader, payload: Option<&[u8]>) {
+        let applied = match payload {
+            Some(bytes) => {
+                self.engine.check_from_link(src, h, bytes.len(), true);
+                self.engine.apply_reply(h, Reply::Bytes(bytes))
+            }
+            None => self
+                .engine
+                .apply_reply(h, Reply::Placed(h.payload_len as usize)),
+        };
+        self.completed |= applied;
+    }
+}
+
+/// The request channel of a link, as the progress thread serves it: a large put is
+/// received straight into the heap.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(super) struct RequestSink<'a>(pub(super) &'a AmEngine);
+
+impl LinkSink for RequestSink<'_> {
+    fn place(&mut self, src: usize, h: &AmHeader) -> Option<*mut u8> {
+        let len = h.payload_len as usize;
+        self.0.check_from_link(src, h, len, false);
+        match (h.handler, h.token) {
+            (H_PUT, 0) => self.0.heap_range(h.args[0], len).ok(),
+            _ => None,
+        }
+    }
+
+    fn deliver(&mut self, src: usize, h: &AmHeader, payload: Option<&[u8]>) {
+        // A placed record is a put whose bytes are already in the heap: done.
+        if let Some(bytes) = payload {
+            self.0.check_from_link(src, h, bytes.len(), false);
+            self.0.dispatch(src, h, bytes);
         }
     }
 }

@@ -113,6 +113,7 @@ impl PendingTable {
     /// payload is its message), `at` is the record's byte offset in the reply,
     /// `total` the reply size the record announces, `last` whether it ends the reply.
     /// Only the thread holding the reply pump calls this.
+    #[cfg(test)]
     pub(super) fn apply(
         &self,
         token: u64,
@@ -122,6 +123,54 @@ impl PendingTable {
         last: bool,
         payload: &[u8],
     ) -> Applied {
+        self.apply_reply(token, error, (at, total, last), Reply::Bytes(payload))
+    }
+
+    /// Where a reply record of `len` bytes at byte `at` of operation `token` may be
+    /// written in place (by a link receiving it): inside the waiter's buffer, if the
+    /// operation has one that covers the record. Only the reply pump's holder calls
+    /// this, then [`apply_reply`](Self::apply_reply) with `Reply::Placed` once the
+    /// bytes are there.
+    pub(super) fn placement(&self, token: u64, at: u64, len: usize) -> Option<*mut u8> {
+        let p = self.entry(token)?;
+        let at = usize::try_from(at).ok()?;
+        match p.to {
+            ReplyTo::Buffer { addr, len: size } if at.checked_add(len)? <= size => {
+                Some((addr as *mut u8).wrapping_add(at))
+            }
+            _ => None,
+        }
+    }
+
+    /// [`apply`](Self::apply) of a record whose bytes are `reply`: given, or already
+    /// written in place (at the address [`placement`](Self::placement) gave).
+    pub(super) fn apply_reply(
+        &self,
+        token: u64,
+        error: bool,
+        (at, total, last): (u64, u64, bool),
+        reply: Reply<'_>,
+    ) -> Applied {
+        let payload = match reply {
+            Reply::Bytes(bytes) => bytes,
+            Reply::Placed(len) => {
+                let Some(p) = self.entry(token) else {
+                    return Applied::Unknown;
+                };
+                let end = usize::try_from(at).ok().and_then(|at| at.checked_add(len));
+                if let (true, ReplyTo::Buffer { len: size, .. }) = (last, p.to) {
+                    if end != Some(size) {
+                        self.fail(&p, format!("reply of {end:?} bytes for {size} requested"));
+                    }
+                }
+                return if last {
+                    p.done.store(true, Ordering::Release);
+                    Applied::Completed
+                } else {
+                    Applied::Partial
+                };
+            }
+        };
         let Some(p) = self.entry(token) else {
             return Applied::Unknown;
         };
@@ -180,6 +229,15 @@ impl PendingTable {
     fn entry(&self, token: u64) -> Option<sharded_slab::Entry<'_, Pending>> {
         self.slab.get(key_of(token)?)
     }
+}
+
+/// The bytes of one reply record.
+#[derive(Clone, Copy)]
+pub(super) enum Reply<'a> {
+    /// Given here, to copy where they belong.
+    Bytes(&'a [u8]),
+    /// This many, already in place (see [`PendingTable::placement`]).
+    Placed(usize),
 }
 
 /// The slab key of `token`, if it could be one.

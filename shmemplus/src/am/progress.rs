@@ -39,17 +39,14 @@ impl AmEngine {
             }
         }
         if let Some(link) = &self.link {
-            did |= link.poll(false, &mut |src, h, payload| {
-                self.check_from_link(src, h, payload, false);
-                self.dispatch(src, h, payload)
-            });
+            did |= link.poll(false, &mut super::RequestSink(self));
         }
         did
     }
 
     /// Runs the handler of one request from `src` (its header checked by the ring or
     /// the link), or replies that there is none.
-    fn dispatch(&self, src: usize, h: &AmHeader, payload: &[u8]) {
+    pub(super) fn dispatch(&self, src: usize, h: &AmHeader, payload: &[u8]) {
         match self.handlers.get(h.handler as usize).and_then(|s| s.get()) {
             Some(handler) => handler(
                 self,

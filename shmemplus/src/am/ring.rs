@@ -25,6 +25,9 @@ use std::sync::atomic::Ordering;
 pub(super) struct RawBytes {
     pub(super) ptr: *const u8,
     pub(super) len: usize,
+    /// The bytes stay mapped for the engine's life (heap bytes), so a link may read
+    /// them after the send returns; a borrowed slice only until then.
+    pub(super) lives_with_engine: bool,
 }
 
 impl RawBytes {
@@ -32,16 +35,22 @@ impl RawBytes {
         RawBytes {
             ptr: bytes.as_ptr(),
             len: bytes.len(),
+            lives_with_engine: false,
         }
     }
 
     /// The `len` bytes at `ptr`, from this PE's heap.
     ///
     /// # Safety
-    /// `ptr..ptr + len` must stay mapped and readable while the value is used; its
-    /// contents may change concurrently (readers copy them raw, never by reference).
+    /// `ptr..ptr + len` must stay mapped and readable for the engine's life (until
+    /// its link is settled at shutdown); its contents may change concurrently
+    /// (readers copy them raw, never by reference).
     pub(super) unsafe fn heap(ptr: *const u8, len: usize) -> RawBytes {
-        RawBytes { ptr, len }
+        RawBytes {
+            ptr,
+            len,
+            lives_with_engine: true,
+        }
     }
 
     /// The `n` bytes from `start` on; the caller keeps `start + n <= len`.
@@ -50,6 +59,7 @@ impl RawBytes {
         RawBytes {
             ptr: self.ptr.wrapping_add(start),
             len: n,
+            lives_with_engine: self.lives_with_engine,
         }
     }
 }

@@ -22,7 +22,7 @@
 //! not interpret a record beyond its length (the engine checks and applies it).
 
 use super::Comm;
-use crate::am::{AmHeader, HostLink, LinkPayload};
+use crate::am::{AmHeader, HostLink, LinkPayload, LinkSink};
 use mpi::ffi;
 use std::ffi::c_int;
 use std::sync::Mutex;
@@ -45,7 +45,8 @@ const HDR: usize = size_of::<AmHeader>();
 /// A send in flight and the bytes it reads, kept until MPI is done with them.
 struct InFlight {
     request: ffi::MPI_Request,
-    _bytes: Vec<u8>,
+    /// The bytes, or `None` for heap bytes that outlive the link's sends.
+    _bytes: Option<Vec<u8>>,
 }
 
 // SAFETY: an MPI_Request is a handle that any thread may test under
@@ -77,15 +78,34 @@ impl MpiLink {
 
     /// Starts sending `bytes` to `to` and keeps them until the send completes.
     fn send_owned(&self, to: usize, tag: c_int, bytes: Vec<u8>) {
+        let (ptr, len) = (bytes.as_ptr(), bytes.len());
+        // SAFETY: `bytes` is kept in `in_flight` with its request (a Vec's buffer
+        // does not move with the Vec) until MPI reports the send complete in `reap`.
+        unsafe { self.isend(to, tag, ptr, len, Some(bytes)) }
+    }
+
+    /// Starts sending the `len` bytes at `ptr` to `to`; `keep` (the bytes' owner, if
+    /// any) is dropped when the send completes.
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` must stay readable until the send completes: owned by `keep`,
+    /// or memory that lives until the link is settled. `len` fits a c_int (records
+    /// are at most the engine's 1 GiB limit plus a header).
+    unsafe fn isend(
+        &self,
+        to: usize,
+        tag: c_int,
+        ptr: *const u8,
+        len: usize,
+        keep: Option<Vec<u8>>,
+    ) {
         let mut request = std::mem::MaybeUninit::<ffi::MPI_Request>::uninit();
-        // SAFETY: `bytes` is moved into `in_flight` right after and stays there, not
-        // moved on the heap (a Vec's buffer does not move with the Vec), until MPI
-        // reports the send complete in `reap`; its length fits a c_int (records are
-        // at most the engine's 1 GiB limit plus a header).
+        // SAFETY: the caller keeps the bytes readable until completion; the request
+        // is written by MPI_Isend before it is read.
         let request = unsafe {
             ffi::MPI_Isend(
-                bytes.as_ptr().cast(),
-                bytes.len() as c_int,
+                ptr.cast(),
+                len as c_int,
                 ffi::RSMPI_UINT8_T,
                 to as c_int,
                 tag,
@@ -96,7 +116,7 @@ impl MpiLink {
         };
         self.lock_in_flight().push(InFlight {
             request,
-            _bytes: bytes,
+            _bytes: keep,
         });
     }
 
@@ -119,7 +139,7 @@ impl MpiLink {
     }
 
     /// Takes the next record of one channel, if one has arrived.
-    fn take(&self, reply: bool, deliver: &mut dyn FnMut(usize, &AmHeader, &[u8])) -> bool {
+    fn take(&self, reply: bool, sink: &mut dyn LinkSink) -> bool {
         let (tag, data_tag) = match reply {
             true => (TAG_REPLY, TAG_REPLY_DATA),
             false => (TAG_REQUEST, TAG_REQUEST_DATA),
@@ -174,7 +194,7 @@ impl MpiLink {
         let inline = head.len() - HDR;
         let wanted = header.payload_len as usize;
         if inline == wanted {
-            deliver(src, &header, &head[HDR..]);
+            sink.deliver(src, &header, Some(&head[HDR..]));
             return true;
         }
         if inline != 0 || wanted <= INLINE_BYTES {
@@ -185,15 +205,25 @@ impl MpiLink {
                 ),
             );
         }
-        data.resize(wanted, 0);
+        // In place when the sink has a place for it (a put's heap range, a get's
+        // buffer), else in this channel's buffer.
+        let placed = sink.place(src, &header);
+        let to = match placed {
+            Some(at) => at,
+            None => {
+                data.resize(wanted, 0);
+                data.as_mut_ptr()
+            }
+        };
         let mut status = std::mem::MaybeUninit::<ffi::MPI_Status>::uninit();
         let mut got: c_int = 0;
-        // SAFETY: `data` holds `wanted` bytes (which fits a c_int: the header says so
-        // and the sender's limit is 1 GiB; a larger claim is cut by the cast and then
-        // fails the count check below). MPI_Recv writes at most that many.
+        // SAFETY: `to` has room for `wanted` bytes: `data` was resized to that, and a
+        // sink's place is writable for the header's payload length (its contract).
+        // `wanted` fits a c_int (a larger claim is cut by the cast, and then fails the
+        // count check below). MPI_Recv writes at most that many.
         unsafe {
             ffi::MPI_Recv(
-                data.as_mut_ptr().cast(),
+                to.cast(),
                 wanted.min(c_int::MAX as usize) as c_int,
                 ffi::RSMPI_UINT8_T,
                 src as c_int,
@@ -209,7 +239,10 @@ impl MpiLink {
                 &format!("PE {src} sent {got} data bytes over MPI for a record of {wanted}"),
             );
         }
-        deliver(src, &header, data);
+        match placed {
+            Some(_) => sink.deliver(src, &header, None),
+            None => sink.deliver(src, &header, Some(data)),
+        }
         true
     }
 }
@@ -236,7 +269,11 @@ impl HostLink for MpiLink {
         }
         self.send_owned(to, tag, head);
         if !inline {
-            if reply {
+            if reply && payload.outlives_send() {
+                // SAFETY: heap bytes stay mapped until the link is settled at
+                // shutdown (`outlives_send`); their length is below the record limit.
+                unsafe { self.isend(to, data_tag, payload.ptr(), payload.len(), None) };
+            } else if reply {
                 let mut copy = Vec::with_capacity(payload.len());
                 // SAFETY: as above.
                 unsafe {
@@ -263,11 +300,11 @@ impl HostLink for MpiLink {
         self.reap();
     }
 
-    fn poll(&self, reply: bool, deliver: &mut dyn FnMut(usize, &AmHeader, &[u8])) -> bool {
+    fn poll(&self, reply: bool, sink: &mut dyn LinkSink) -> bool {
         let mut any = false;
         // A bounded batch keeps the caller's other duties (local rings) served.
         for _ in 0..64 {
-            if !self.take(reply, deliver) {
+            if !self.take(reply, sink) {
                 break;
             }
             any = true;
