@@ -71,19 +71,52 @@ pub(crate) fn abort(code: i32) {
     }
 }
 
+/// How long `MPI_Finalize` may wait for the other ranks after this PE's final
+/// barrier. Every PE leaves that barrier within moments of the others, so a longer
+/// wait means the PEs disagree on the number of barriers (a PE that returned early
+/// from its work, say): the other PEs wait in a barrier this PE will never enter.
+const FINALIZE_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Shuts MPI down at `finalize` if this library initialised it (after every PE is
 /// done with the link: the caller has passed the final barrier and settled the link).
-pub(crate) fn finalize() {
-    if let Some((_, ours)) = LIBRARY_COMM.get() {
-        let mut done: c_int = 0;
-        // SAFETY: plain queries and MPI_Finalize after MPI_Init_thread, once: the flag
-        // read first makes a second call a no-op.
-        unsafe {
-            ffi::MPI_Finalized(&mut done);
-            if *ours && done == 0 {
-                ffi::MPI_Finalize();
+/// `MPI_Finalize` waits for every rank; if they do not all come within
+/// `FINALIZE_LIMIT`, this PE ends the job with a message naming it instead of
+/// hanging (mpirun then ends the others).
+pub(crate) fn finalize(me: u32) {
+    let Some((_, ours)) = LIBRARY_COMM.get() else {
+        return;
+    };
+    let mut done: c_int = 0;
+    // SAFETY: a plain query, allowed at any time after MPI_Init_thread.
+    unsafe { ffi::MPI_Finalized(&mut done) };
+    if !*ours || done != 0 {
+        return;
+    }
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::Builder::new()
+        .name("shmemplus-finalize".into())
+        .spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(FINALIZE_LIMIT)
+            {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "shmemplus: PE {me}: MPI_Finalize waited {FINALIZE_LIMIT:?} for the other \
+                     ranks after the final barrier (did the PEs make different numbers of \
+                     barriers?); ending the job"
+                );
+                // SAFETY: `_exit` ends the process at once without running exit
+                // handlers, one of which would wait for MPI again.
+                unsafe { libc::_exit(crate::fatal::FATAL_EXIT_CODE) };
             }
-        }
+        });
+    // SAFETY: MPI_Finalize after MPI_Init_thread, once (the flag above), from the
+    // thread that finalises the library, with no library thread in MPI any more (the
+    // progress thread has stopped and the link is settled).
+    unsafe { ffi::MPI_Finalize() };
+    let _ = tx.send(());
+    if let Ok(watchdog) = watchdog {
+        let _ = watchdog.join();
     }
 }
 
@@ -167,8 +200,14 @@ pub(crate) fn start(local: impl Fn(&str) -> Option<String>) -> Result<MpiStart, 
 /// the same error on every rank, naming the first rank that differs from rank 0.
 fn check_versions(comm: Comm, n: u32) -> Result<(), Error> {
     let mut mine = [0u8; IDENTITY_BYTES];
-    let version = concat!("shmemplus ", env!("CARGO_PKG_VERSION"));
-    mine[..version.len()].copy_from_slice(version.as_bytes());
+    // A test hook: `SHMEMPLUS_TEST_VERSION` stands for this rank's version, so that a
+    // job of mismatched ranks can be tried with one build.
+    let version = match std::env::var("SHMEMPLUS_TEST_VERSION") {
+        Ok(v) => format!("shmemplus {v}"),
+        Err(_) => concat!("shmemplus ", env!("CARGO_PKG_VERSION")).to_string(),
+    };
+    let version = &version.as_bytes()[..version.len().min(IDENTITY_BYTES)];
+    mine[..version.len()].copy_from_slice(version);
     let all = allgather_fixed(comm, n, &mine)?;
     let text = |b: &[u8]| {
         String::from_utf8_lossy(b)

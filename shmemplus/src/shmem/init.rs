@@ -515,6 +515,12 @@ impl Shmem {
                 println!("  symmetric data       {} bytes (.data and .bss)", r.len);
             }
             println!("  SHMEMPLUS_CONDUIT    {}", c.conduit.name());
+            if self.inner.segs.spans_hosts() {
+                println!(
+                    "  between hosts        mpi ({} hosts of {} PEs)",
+                    t.nodes, t.pes_per_node
+                );
+            }
             println!("  SHMEMPLUS_AM_RING    {} bytes", c.am_ring_bytes);
             println!(
                 "  SHMEMPLUS_PROFILE    {} ({})",

@@ -124,7 +124,7 @@ impl Inner {
         // The link's sends in flight complete, then MPI ends (if the library began it).
         self.am.settle_link();
         #[cfg(feature = "mpi")]
-        crate::mpi_conduit::finalize();
+        crate::mpi_conduit::finalize(self.me);
         // Tell the launcher this PE is done, then close the connection.
         let conn = self
             .coll

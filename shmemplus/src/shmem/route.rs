@@ -23,11 +23,12 @@
 //! - its transport, in a module of its own (as `am/` is for [`Reach::Am`]), started
 //!   in `shmem/init.rs` beside the AM engine if it needs a thread or a connection.
 //!
-//! That is the data path. The control path (barriers, collective arrivals, wake-ups,
-//! the symmetry check of `alloc`) reads and writes the peers' control blocks through
-//! the shared mapping (`segment.rs`, `team.rs`, `sync.rs`, `shmem/alloc.rs`,
-//! `shmem/collectives.rs`); a conduit for PEs on separate hosts has to carry those
-//! too, which no conduit does today.
+//! That is the data path. The control path (barrier flags, collective arrivals, the
+//! descriptors `alloc` and the collectives compare) goes through
+//! `AmEngine::control_word`: a word of a mapped control block, or an `H_CONTROL`
+//! record to a PE of another host. Between hosts every reach is [`Reach::Am`]: the AM
+//! engine's link (the MPI conduit, `mpi_conduit`) carries the records
+//! (`docs/architecture.md` §13).
 //!
 //! # The clock
 //!
