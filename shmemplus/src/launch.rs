@@ -49,6 +49,9 @@ pub const ENV_JOB_ID: &str = "SHMEMPLUS_JOB_ID";
 /// rank is a PE and, with the `mpi` feature, `init` forms the job from MPI.
 pub use crate::bootstrap::started_by_mpi;
 
+/// Whether this build has the MPI conduit (the cargo feature `mpi`).
+pub const MPI_CONDUIT: bool = cfg!(feature = "mpi");
+
 /// Env var: the bootstrap socket address (`@abstract-name` or a path).
 pub const ENV_BOOTSTRAP: &str = "SHMEMPLUS_BOOTSTRAP";
 /// Env var: the per-job secret (hex).

@@ -20,6 +20,8 @@
 mod control;
 mod handlers;
 mod link;
+#[cfg(test)]
+mod link_tests;
 mod pending;
 mod progress;
 mod record;
