@@ -51,6 +51,8 @@ pub(crate) struct MpiStart {
     pub(crate) job_id: String,
     /// Rank 0's `SHMEM_*` and `SHMEMPLUS_*` variables, which configure every rank.
     pub(crate) vars: Vec<(String, String)>,
+    /// Ranks on this machine (sharing its cores), whatever the simulated hosts.
+    pub(crate) machine_ranks: usize,
     comm: Comm,
 }
 
@@ -187,11 +189,13 @@ pub(crate) fn start(local: impl Fn(&str) -> Option<String>) -> Result<MpiStart, 
     let hosts = host_of_each_rank(comm, n)?;
     let per_host = crate::bootstrap::ranks_per_host(&hosts, var("SHMEMPLUS_RANKS_PER_HOST"))?;
     let topology = Topology::resolve(n, Some(per_host), None)?;
+    let machine_ranks = hosts.iter().filter(|&&h| h == hosts[pe as usize]).count();
     Ok(MpiStart {
         pe,
         topology,
         job_id: settings.job_id,
         vars: settings.vars,
+        machine_ranks,
         comm,
     })
 }

@@ -161,7 +161,10 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
     let segs = Arc::new(segs);
     let clock = Arc::new(JobClock::new(config.clock, profile.cpu_speed));
     let emulation = Emulation::new(&profile, topology, segs.clone(), clock.clone());
-    let policy = WaitPolicy::for_host(n).with_overrides(config.wait_spin, config.wait_yield);
+    // The PEs that share this machine's cores: every PE under shmemrun.
+    let machine_pes = mpi.as_ref().map_or(n, mpi_machine_ranks);
+    let policy =
+        WaitPolicy::for_host(machine_pes).with_overrides(config.wait_spin, config.wait_yield);
     let am = Arc::new(AmEngine::new(segs.clone(), policy, link)?);
     let t = &profile.topology;
     let boards = Arc::new(Boards::new(
@@ -380,6 +383,14 @@ fn config_of_rank0(job: &MpiJob) -> Result<Config> {
 fn mpi_shape(job: &MpiJob) -> (u32, Topology, Option<String>) {
     #[cfg(feature = "mpi")]
     return (job.pe, job.topology, Some(job.job_id.clone()));
+    #[cfg(not(feature = "mpi"))]
+    match *job {}
+}
+
+/// The ranks on this machine under MPI.
+fn mpi_machine_ranks(job: &MpiJob) -> usize {
+    #[cfg(feature = "mpi")]
+    return job.machine_ranks;
     #[cfg(not(feature = "mpi"))]
     match *job {}
 }
