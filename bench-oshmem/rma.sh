@@ -12,6 +12,11 @@
 #         OUT  file for the raw JSON lines (default: a temporary file, removed)
 #         TWIN the shmemplus program (default target/release/rma_bw; e.g. an older build)
 #         NO_C=1 skip the C-interface build
+#         MPI=1  run the shmemplus programs under `mpirun -np 2` with every rank its own
+#                host (SHMEMPLUS_RANKS_PER_HOST=1), so every transfer takes the MPI
+#                conduit; needs the build with `--features shmemplus/mpi`
+#         TRANSPORT=tcp  both sides over TCP on loopback only: OSHMEM with UCX's tcp
+#                transport, shmemplus's MPI conduit with Open MPI's tcp BTL (with MPI=1)
 # Needs:  oshcc/oshrun (apt-get install openmpi-bin libopenmpi-dev), python3, and
 #         `cargo build --release -p shmemplus-cli -p shmemplus-benches` done first.
 set -u
@@ -48,15 +53,23 @@ fwd=()
 for v in OSH_RMA_REPS OSH_RMA_ITERS OSH_RMA_MIN OSH_RMA_MAX; do
     [ -n "${!v:-}" ] && fwd+=(-x "$v")
 done
+osh_extra=()
+ours=("$launcher" -n 2)
+if [ -n "${MPI:-}" ]; then
+    ours=(mpirun --allow-run-as-root -np 2 -x SHMEMPLUS_RANKS_PER_HOST=1 "${fwd[@]}")
+    [ "${TRANSPORT:-}" = tcp ] && ours+=(--mca btl self,tcp --mca btl_tcp_if_include lo)
+fi
+[ "${TRANSPORT:-}" = tcp ] && osh_extra=(-x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo)
+echo "# OSHMEM: oshrun ${osh_extra[*]}; shmemplus: ${ours[*]}" >&2
 for r in $(seq 1 "$rounds"); do
     echo "# round $r/$rounds: oshmem" >&2
     timeout 300 oshrun --allow-run-as-root --oversubscribe --mca spml ucx --mca osc ^rdma \
-        "${fwd[@]}" -np 2 "$bin" | sed "s/^{/{\"round\":$r,/" >>"$out" || exit 1
+        "${osh_extra[@]}" "${fwd[@]}" -np 2 "$bin" | sed "s/^{/{\"round\":$r,/" >>"$out" || exit 1
     echo "# round $r/$rounds: shmemplus" >&2
-    timeout 300 "$launcher" -n 2 "$twin" | sed "s/^{/{\"round\":$r,/" >>"$out" || exit 1
+    timeout 300 "${ours[@]}" "$twin" | sed "s/^{/{\"round\":$r,/" >>"$out" || exit 1
     if [ "$with_c" = 1 ]; then
         echo "# round $r/$rounds: shmemplus C interface" >&2
-        timeout 300 "$launcher" -n 2 "$cbin" | sed "s/^{/{\"round\":$r,/" >>"$out" || exit 1
+        timeout 300 "${ours[@]}" "$cbin" | sed "s/^{/{\"round\":$r,/" >>"$out" || exit 1
     fi
 done
 

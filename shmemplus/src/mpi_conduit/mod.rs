@@ -84,10 +84,17 @@ const FINALIZE_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// `MPI_Finalize` waits for every rank; if they do not all come within
 /// `FINALIZE_LIMIT`, this PE ends the job with a message naming it instead of
 /// hanging (mpirun then ends the others).
+///
+/// A PE that is panicking does not finalize: the other PEs may wait for it in a
+/// barrier it will never enter, and MPI_Finalize would wait for them. It ends the job
+/// at once with a message naming it, as under `shmemrun`.
 pub(crate) fn finalize(me: u32) {
     let Some((_, ours)) = LIBRARY_COMM.get() else {
         return;
     };
+    if std::thread::panicking() {
+        crate::fatal::end_job(me as usize, "panicked");
+    }
     let mut done: c_int = 0;
     // SAFETY: a plain query, allowed at any time after MPI_Init_thread.
     unsafe { ffi::MPI_Finalized(&mut done) };
@@ -104,8 +111,9 @@ pub(crate) fn finalize(me: u32) {
                 let _ = writeln!(
                     std::io::stderr(),
                     "shmemplus: PE {me}: MPI_Finalize waited {FINALIZE_LIMIT:?} for the other \
-                     ranks after the final barrier (did the PEs make different numbers of \
-                     barriers?); ending the job"
+                     ranks after this PE's final barrier: another PE failed without ending \
+                     the job (an error returned from main?), or the PEs made different \
+                     numbers of barriers; ending the job"
                 );
                 // SAFETY: `_exit` ends the process at once without running exit
                 // handlers, one of which would wait for MPI again.
