@@ -56,7 +56,9 @@ done
 osh_extra=()
 ours=("$launcher" -n 2)
 if [ -n "${MPI:-}" ]; then
-    ours=(mpirun --allow-run-as-root -np 2 -x SHMEMPLUS_RANKS_PER_HOST=1 "${fwd[@]}")
+    # --bind-to none: Open MPI would bind each rank to one core, which the progress
+    # thread would share with the program (the library warns about that).
+    ours=(mpirun --allow-run-as-root --bind-to none -np 2 -x SHMEMPLUS_RANKS_PER_HOST=1 "${fwd[@]}")
     [ "${TRANSPORT:-}" = tcp ] && ours+=(--mca btl self,tcp --mca btl_tcp_if_include lo)
 fi
 [ "${TRANSPORT:-}" = tcp ] && osh_extra=(-x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo)
