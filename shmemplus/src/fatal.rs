@@ -28,9 +28,21 @@ pub(crate) fn end_job(pe: usize, what: &str) -> ! {
         "shmemplus: PE {pe}: {what}; ending the job"
     );
     // Under mpirun the MPI job ends with it (mpirun names the rank, which is the PE).
-    #[cfg(feature = "mpi")]
-    crate::mpi_conduit::abort(FATAL_EXIT_CODE);
+    if let Some(abort) = JOB_ABORT.get() {
+        abort(FATAL_EXIT_CODE);
+    }
     std::process::exit(FATAL_EXIT_CODE)
+}
+
+/// How the launcher of this job is told to end every PE, when it is not `shmemplus`'s
+/// own (`shmemrun` sees the exit code): set once by the conduit that formed the job
+/// (`MPI_Abort` under mpirun). A hook, so that this module depends on no conduit.
+static JOB_ABORT: std::sync::OnceLock<fn(i32)> = std::sync::OnceLock::new();
+
+/// Makes [`end_job`] call `abort(code)` before it exits (the first call wins).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) fn set_job_abort(abort: fn(i32)) {
+    let _ = JOB_ABORT.set(abort);
 }
 
 /// Ends the job because PE `pe` cannot complete `call`, which the other PEs have

@@ -184,6 +184,8 @@ pub(crate) fn start(local: impl Fn(&str) -> Option<String>) -> Result<MpiStart, 
         comm
     };
     let _ = LIBRARY_COMM.set((comm, ours));
+    // A PE that ends the job (`fatal::end_job`) ends every rank through MPI.
+    crate::fatal::set_job_abort(abort);
     let (pe, n) = (rank as u32, size as u32);
     check_versions(comm, n)?;
     let settings = settings_from_rank0(comm, pe, &local)?;

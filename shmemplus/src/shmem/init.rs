@@ -309,15 +309,7 @@ pub(super) fn map_job(
         .and_then(|name| Segment::create(&name, env.pe, layout).map(|seg| (seg, name)))
         .and_then(|(seg, name)| adopt_data(&seg, data).map(|()| (seg, name)));
     let mut conn = BootstrapConn::connect(env)?;
-    let hello = hello_of(&mine, layout, config);
-    let encode =
-        |h: &PeHello| postcard::to_allocvec(h).map_err(|e| Error::Bootstrap(e.to_string()));
-    let all = conn.allgather(encode(&hello)?)?;
-    let hellos = all
-        .iter()
-        .map(|b| postcard::from_bytes::<PeHello>(b))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Error::Bootstrap(format!("malformed hello from a PE: {e}")))?;
+    let hellos = exchange_hellos(&hello_of(&mine, layout, config), |b| conn.allgather(b))?;
     let mut mine = Some(mine?.0);
     bootstrap::check_hellos(&hellos)?;
     let mut segs = Vec::with_capacity(hellos.len());
@@ -440,14 +432,7 @@ fn map_mpi_job(
         let mine = crate::segment::unique_name(job_id, me)
             .and_then(|name| Segment::create(&name, me, layout).map(|seg| (seg, name)))
             .and_then(|(seg, name)| adopt_data(&seg, data).map(|()| (seg, name)));
-        let hello = hello_of(&mine, layout, config);
-        let encoded = postcard::to_allocvec(&hello).map_err(|e| Error::Bootstrap(e.to_string()))?;
-        let hellos = job
-            .allgather(&encoded)?
-            .iter()
-            .map(|b| postcard::from_bytes::<PeHello>(b))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Error::Bootstrap(format!("malformed hello from a PE: {e}")))?;
+        let hellos = exchange_hellos(&hello_of(&mine, layout, config), |b| job.allgather(&b))?;
         let mut mine = Some(mine?.0);
         bootstrap::check_hellos(&hellos)?;
         let node = topology.node_of(me);
@@ -490,6 +475,22 @@ fn map_mpi_job(
 }
 
 /// This PE's hello: its segment (or why it has none) and what every PE must agree on.
+/// Sends this PE's hello to every PE with `allgather` (the launcher's or MPI's) and
+/// returns every PE's, decoded (the caller checks them against each other with
+/// `bootstrap::check_hellos`, after its own segment's error if it has one).
+fn exchange_hellos(
+    hello: &PeHello,
+    allgather: impl FnOnce(Vec<u8>) -> Result<Vec<Vec<u8>>>,
+) -> Result<Vec<PeHello>> {
+    let encoded = postcard::to_allocvec(hello).map_err(|e| Error::Bootstrap(e.to_string()))?;
+    let hellos = allgather(encoded)?
+        .iter()
+        .map(|b| postcard::from_bytes::<PeHello>(b))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::Bootstrap(format!("malformed hello from a PE: {e}")))?;
+    Ok(hellos)
+}
+
 fn hello_of(mine: &Result<(Segment, String)>, layout: Layout, config: &Config) -> PeHello {
     PeHello {
         pid: std::process::id(),
