@@ -474,7 +474,6 @@ fn map_mpi_job(
     }
 }
 
-/// This PE's hello: its segment (or why it has none) and what every PE must agree on.
 /// Sends this PE's hello to every PE with `allgather` (the launcher's or MPI's) and
 /// returns every PE's, decoded (the caller checks them against each other with
 /// `bootstrap::check_hellos`, after its own segment's error if it has one).
@@ -491,6 +490,7 @@ fn exchange_hellos(
     Ok(hellos)
 }
 
+/// This PE's hello: its segment (or why it has none) and what every PE must agree on.
 fn hello_of(mine: &Result<(Segment, String)>, layout: Layout, config: &Config) -> PeHello {
     PeHello {
         pid: std::process::id(),
