@@ -9,6 +9,7 @@ mod am;
 mod atomics;
 mod boards;
 mod collectives;
+mod cosched;
 mod emulation;
 mod errors;
 mod lifecycle;
@@ -114,6 +115,13 @@ fn main() -> ExitCode {
             "vt-pattern" => on_handle(&|shmem| {
                 let contended = args.get(2).map(String::as_str) == Some("contended");
                 virtual_time::pattern(shmem, arg(1).unwrap_or(6), contended)
+            }),
+            "cosched" => on_handle(&|shmem| {
+                cosched::cosched(
+                    shmem,
+                    arg(1).unwrap_or(200_000),
+                    args.get(2).map(String::as_str) == Some("fail"),
+                )
             }),
             "vt-cpu" => on_handle(&|shmem| virtual_time::cpu(shmem, arg(1).unwrap_or(50))),
             other => Err(format!("unknown mode '{other}'")),

@@ -1,0 +1,106 @@
+//! FastFit co-scheduling for shmemplus jobs: the iterations of a data-parallel loop
+//! are shared by every PE's CPU and every board of the job at run time, with no
+//! split chosen in advance (Rodríguez et al., "Lightweight asynchronous scheduling in
+//! heterogeneous reconfigurable systems", 2021).
+//!
+//! - [`fastfit`]: the pipeline model of a board kernel, fitted from two timed chunks,
+//!   and the chunk at which a board reaches a fraction rho of its peak throughput.
+//! - [`pool`]: the loop's iterations as a shared counter in the global address space,
+//!   taken in chunks by remote atomics (no central server).
+//! - [`run`](mod@run): the workers (one per PE on its CPU, one thread per board on
+//!   the node's first PE), their chunk sizes, failover when a board fails, and the
+//!   report of who did what.
+//!
+//! This crate owns *who runs which iterations and when*. It must not know what an
+//! iteration computes or move the application's data: the caller's closures do.
+//!
+//! ```no_run
+//! use shmemplus_cosched::{run, Options};
+//! let shmem = shmemplus::init()?;
+//! // Every PE calls run: its CPU runs chunks, and the node's first PE also drives its
+//! // boards (here the "board" path is a stand-in that computes on the CPU).
+//! let report = run(
+//!     &shmem,
+//!     1_000_000,
+//!     &Options::default(),
+//!     |range| { for _i in range { /* CPU work */ } Ok(()) },
+//!     |_board, range| { for _i in range { /* stage, kernel_start, wait */ } Ok(()) },
+//! )?;
+//! for d in &report.devices {
+//!     println!("{}: {} chunks, {} iterations", d.device, d.chunks, d.items);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod fastfit;
+pub mod pool;
+pub mod run;
+
+pub use fastfit::{PipelineModel, Rho, Sample};
+pub use pool::WorkPool;
+pub use run::{run, Device, DeviceReport, Options, Report, Span};
+
+/// What can go wrong in co-scheduling.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// rho must lie strictly between 0 and 1.
+    #[error("rho must be in (0, 1), got {0}")]
+    Rho(f64),
+    /// Two samples of one size (or unusable times) cannot fit a model.
+    #[error("cannot fit the pipeline model: {0}")]
+    Fit(String),
+    /// A loop of no iterations.
+    #[error("a co-scheduled loop needs at least one iteration")]
+    EmptyLoop,
+    /// The loop is too long for the shared counter to stay exact.
+    #[error("a loop of {n} iterations is too long for {workers} workers (the shared counter could overflow)")]
+    TooLong {
+        /// The iterations asked for.
+        n: u64,
+        /// The workers of the job.
+        workers: u64,
+    },
+    /// Options that leave no device to run the loop on.
+    #[error("no device to run the loop on: {0}")]
+    NoDevice(String),
+    /// A setting out of range.
+    #[error("bad option: {0}")]
+    Option(String),
+    /// The virtual clock is not supported yet (board threads would share the PE's clock).
+    #[error("co-scheduling runs on the wall clock only for now (SHMEMPLUS_CLOCK=virtual is not supported yet)")]
+    VirtualClock,
+    /// The CPU body failed on a chunk.
+    #[error("PE {pe}: the CPU path failed on iterations {first}..{end}: {why}")]
+    Cpu {
+        /// The PE.
+        pe: u32,
+        /// The chunk's first iteration.
+        first: u64,
+        /// One past its last.
+        end: u64,
+        /// What the body said.
+        why: String,
+    },
+    /// A board failed and its chunk could not be rerun on the CPU either.
+    #[error("board {board} of PE {pe} failed on iterations {first}..{end} ({board_error}), and the CPU path failed on them too: {cpu_error}")]
+    Board {
+        /// The PE driving the board.
+        pe: u32,
+        /// The board.
+        board: u32,
+        /// The chunk's first iteration.
+        first: u64,
+        /// One past its last.
+        end: u64,
+        /// What the board body said.
+        board_error: String,
+        /// What the CPU body said.
+        cpu_error: String,
+    },
+    /// A call of the library failed.
+    #[error(transparent)]
+    Shmem(#[from] shmemplus::Error),
+}
+
+/// This crate's result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,95 @@
+//! The loop's iterations as a work pool in the global address space: one symmetric
+//! `u64` counter, kept on PE 0, that says how many iterations have been handed out.
+//! A worker takes a chunk with one remote `atomic_fetch_add` of its size; there is no
+//! central server and no lock.
+//!
+//! Why it is exact: each take adds its size `c` to the counter atomically (on PE 0's
+//! memory, whoever calls), so the values before the adds are distinct and the ranges
+//! `[old, old + c)` are disjoint and, in order of `old`, contiguous from 0. A take
+//! whose `old` is `n` or more gets nothing and its worker stops; a take that straddles
+//! `n` is cut at `n`. So every iteration below `n` is handed out exactly once. The
+//! counter never overflows: every worker stops at its first empty take, and a take is
+//! at most `n`, so the counter stays below `n * (workers + 1)`, which [`WorkPool::new`]
+//! checks fits in a `u64`.
+//!
+//! This module owns the counter and the take. It must not size chunks (the runner
+//! does) nor run iterations.
+
+use crate::{Error, Result};
+use shmemplus::{Place, Shmem, SymVec};
+use std::ops::Range;
+
+/// The PE whose memory holds the counter.
+const HOME: u32 = 0;
+
+/// A loop of `n` iterations shared by every PE of the job (see the module doc).
+pub struct WorkPool {
+    counter: SymVec<u64>,
+    n: u64,
+}
+
+/// A chunk taken from the pool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// The iterations to run (never empty).
+    pub range: Range<u64>,
+    /// Iterations still in the pool right after this take (a hint: others take too).
+    pub left: u64,
+}
+
+impl WorkPool {
+    /// A pool of `n` iterations for `workers` workers in all (collective: every PE
+    /// calls it with the same arguments, and it ends with a barrier). `n` must be at
+    /// least 1 and `n * (workers + 1)` must fit in a `u64`.
+    pub fn new(shmem: &Shmem, n: u64, workers: u64) -> Result<WorkPool> {
+        if n == 0 {
+            return Err(Error::EmptyLoop);
+        }
+        if workers
+            .checked_add(1)
+            .and_then(|w| n.checked_mul(w))
+            .is_none()
+        {
+            return Err(Error::TooLong { n, workers });
+        }
+        let counter = shmem.alloc::<u64>(1, Place::Cpu)?;
+        if shmem.my_pe() == HOME {
+            shmem.atomic_set(&counter, 0, 0u64, HOME)?;
+        }
+        shmem.barrier_all()?;
+        Ok(WorkPool { counter, n })
+    }
+
+    /// The loop's length.
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    /// Always false: a pool has at least one iteration.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Takes up to `want` iterations (at least 1, at most `n`); `None` once the pool is
+    /// empty. A worker must stop taking after the first `None` (the overflow argument
+    /// of the module doc counts on it).
+    pub fn take(&self, shmem: &Shmem, want: u64) -> Result<Option<Chunk>> {
+        let want = want.clamp(1, self.n);
+        let old = shmem.atomic_fetch_add(&self.counter, 0, want, HOME)?;
+        if old >= self.n {
+            return Ok(None);
+        }
+        let end = old.saturating_add(want).min(self.n);
+        Ok(Some(Chunk {
+            range: old..end,
+            left: self.n - end,
+        }))
+    }
+
+    /// Frees the counter (collective, after every worker has stopped).
+    pub fn free(self, shmem: &Shmem) -> Result<()> {
+        shmem.barrier_all()?;
+        shmem.free(self.counter)?;
+        Ok(())
+    }
+}

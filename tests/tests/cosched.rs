@@ -1,0 +1,71 @@
+//! FastFit co-scheduling in real jobs: `shmemplus-test-pe cosched` (see
+//! `src/bin/test_pe/cosched.rs`) on 2 nodes of 2 PEs with 2 boards each, with and
+//! without a board that fails mid-loop. Each PE checks that every iteration of the
+//! job's loop ran exactly once and prints "cosched ok".
+
+use shmemplus_cli::launcher::JobOutcome;
+use shmemplus_tests::{dump, run_with};
+
+const PE: &str = env!("CARGO_BIN_EXE_shmemplus-test-pe");
+
+fn all_ok(r: &shmemplus_cli::launcher::JobReport) {
+    assert_eq!(r.outcome, JobOutcome::Success, "{}", dump(r));
+    for (pe, out) in r.stdout.iter().enumerate() {
+        assert!(out.contains(&format!("PE {pe}: cosched ok")), "{}", dump(r));
+    }
+}
+
+#[test]
+fn every_iteration_runs_once_on_cpus_and_boards() {
+    let r = run_with(
+        PE,
+        4,
+        Some(2),
+        &["cosched", "200000"],
+        &[("SHMEMPLUS_FPGAS", "2")],
+    );
+    all_ok(&r);
+    // The boards of both nodes trained and took chunks.
+    for node in 0..2 {
+        for board in 0..2 {
+            let line = format!("node {node} board {board} (PE {})", node * 2);
+            let leader = &r.stdout[node * 2];
+            assert!(
+                leader
+                    .lines()
+                    .any(|l| l.contains(&line) && l.contains("model latency")),
+                "{line}\n{}",
+                dump(&r)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_failing_board_is_retired_and_its_chunk_rerun() {
+    let r = run_with(
+        PE,
+        4,
+        Some(2),
+        &["cosched", "100000", "fail"],
+        &[("SHMEMPLUS_FPGAS", "2")],
+    );
+    all_ok(&r);
+    assert!(
+        r.stdout[0].contains("node 0 board 1 (PE 0) retired: failed on iterations"),
+        "{}",
+        dump(&r)
+    );
+}
+
+#[test]
+fn a_cpu_only_job_runs_the_loop() {
+    let r = run_with(
+        PE,
+        3,
+        None,
+        &["cosched", "30000"],
+        &[("SHMEMPLUS_FPGAS", "0")],
+    );
+    all_ok(&r);
+}
