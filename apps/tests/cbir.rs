@@ -261,3 +261,68 @@ fn user_errors() {
     let r = job(CBIR, &one, &["--images", "0"]);
     failed_with(&r, "--images must be at least 1");
 }
+
+#[test]
+fn fastfit_verifies_on_cpus_and_boards_and_reports_every_device() {
+    // 2 nodes of 2 PEs, 2 boards each: 4 CPUs and 4 boards share one pool.
+    let shape = Shape {
+        n: 4,
+        pes_per_node: Some(2),
+        env: vec![("SHMEMPLUS_FPGAS", "2")],
+    };
+    for device in ["hybrid", "fpga", "cpu"] {
+        let r = job(
+            CBIR,
+            &shape,
+            &args(&["--verify", "--schedule", "fastfit", "--device", device]),
+        );
+        let out = verified(&r, &format!("fastfit, {device}"));
+        assert!(out.contains("schedule fastfit"), "{out}");
+        let devices = |prefix: &str| out.lines().filter(|l| l.starts_with(prefix)).count();
+        let (cpus, boards) = match device {
+            "hybrid" => (4, 4),
+            "fpga" => (0, 4),
+            _ => (4, 0),
+        };
+        assert_eq!(devices("PE "), cpus, "{device}\n{out}");
+        assert_eq!(devices("node "), boards, "{device}\n{out}");
+        // Every image was computed somewhere: the devices' images add up.
+        let images: u64 = out
+            .lines()
+            .filter(|l| l.starts_with("PE ") || l.starts_with("node "))
+            .map(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                let at = if l.starts_with("PE ") { 4 } else { 7 };
+                cols[at].parse::<u64>().unwrap()
+            })
+            .sum();
+        assert_eq!(images, 150, "{device}\n{out}");
+    }
+}
+
+#[test]
+fn split_assume_moves_the_static_split() {
+    let shape = Shape {
+        n: 2,
+        ..Shape::default()
+    };
+    let split = |extra: &[&str]| {
+        let r = job(CBIR, &shape, &args(&[&["--verify"], extra].concat()));
+        let out = verified(&r, &format!("{extra:?}"));
+        out.lines()
+            .find(|l| l.starts_with("split ("))
+            .map(str::to_string)
+            .unwrap()
+    };
+    // Boards 20x a core: 1 part in 21 of each node's 75 images on its CPU (3 each);
+    // assuming 1x: about half (37 each).
+    let true_split = split(&[]);
+    assert!(true_split.contains("6 images on CPUs"), "{true_split}");
+    let half = split(&["--split-assume", "1"]);
+    assert!(
+        half.contains("split assuming 1x") && half.contains("74 images on CPUs"),
+        "{half}"
+    );
+    let r = job(CBIR, &shape, &args(&["--split-assume", "0"]));
+    failed_with(&r, "speedup");
+}

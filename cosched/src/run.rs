@@ -48,6 +48,9 @@ pub struct Options {
     /// Whether the boards take chunks (default true; a job without boards runs on the
     /// CPUs).
     pub boards: bool,
+    /// The largest chunk a board may take (its buffers' capacity), training samples
+    /// included; `None` (the default): no limit.
+    pub max_board_chunk: Option<u64>,
 }
 
 impl Default for Options {
@@ -58,6 +61,7 @@ impl Default for Options {
             cpu_chunk_s: 2e-3,
             cpus: true,
             boards: true,
+            max_board_chunk: None,
         }
     }
 }
@@ -235,6 +239,12 @@ where
             (first, first.saturating_mul(4))
         }
     };
+    let samples = match options.max_board_chunk {
+        Some(0) => return Err(Error::Option("max_board_chunk must be at least 1".into())),
+        // Two different sizes within the limit (a limit of 1 leaves one size: no model).
+        Some(max) => (samples.0.min(max.div_ceil(4)), samples.1.min(max)),
+        None => samples,
+    };
     let pool = WorkPool::new(shmem, n, workers)?;
     let node = shmem.node();
     let drives_boards = me == node * topo.pes_per_node;
@@ -364,6 +374,7 @@ fn board_worker(
             (None, 0) => samples.0,
             (None, _) => samples.1,
         };
+        let want = want.min(options.max_board_chunk.unwrap_or(u64::MAX));
         let Some(chunk) = pool.take(shmem, want)? else {
             break;
         };

@@ -84,6 +84,16 @@ struct Args {
     /// kernel's RATSS time is set from this and the CPU path's measured speed).
     #[arg(long, value_name = "S", default_value_t = 20.0)]
     board_speedup: f64,
+    /// How images are shared between the CPUs and the boards: static (a split fixed
+    /// before the run, in proportion to --split-assume) or fastfit (chunks taken at run
+    /// time from a pool in PE 0's memory: boards in chunks sized by the FastFit model
+    /// after two timed samples, CPUs in chunks sized by their measured speed).
+    #[arg(long, value_enum, default_value_t = Schedule::Static)]
+    schedule: Schedule,
+    /// With --schedule static: the board / CPU-core speed ratio the split assumes
+    /// (default: --board-speedup, the boards' true speed), to try a wrong guess.
+    #[arg(long, value_name = "S")]
+    split_assume: Option<f64>,
     /// Fix the CPU path's speed (ns per pixel) instead of measuring it at start-up, for
     /// reproducible board timings.
     #[arg(long, value_name = "NS")]
@@ -96,6 +106,20 @@ struct Args {
     #[arg(long)]
     json: bool,
 }
+
+/// How images are shared between the CPUs and the boards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Schedule {
+    /// A split fixed before the run, in proportion to speed (`Plan`).
+    Static,
+    /// FastFit: chunks taken at run time (`shmemplus_cosched`).
+    Fastfit,
+}
+
+/// The most images one board chunk may hold under FastFit (its staging buffer on the
+/// host is this many images: 2048 x 16 KiB = 32 MiB).
+const MAX_BOARD_CHUNK: u64 = 2048;
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -257,6 +281,10 @@ struct Report {
     clock: &'static str,
     device: Device,
     board_speedup: f64,
+    /// How images were shared: `static` or `fastfit`.
+    schedule: Schedule,
+    /// The speed ratio the static split assumed (`None` under FastFit).
+    split_assume: Option<f64>,
     images_on_cpus: u32,
     images_on_boards: u32,
     max_per_board: u32,
@@ -268,6 +296,8 @@ struct Report {
     total_s: f64,
     gather: Option<GatherReport>,
     kernels: Vec<KernelStat>,
+    /// Under FastFit: what each CPU and board did.
+    devices: Vec<DeviceLine>,
     top: Vec<Hit>,
     planted: Option<Vec<u32>>,
     ground_truth_ok: Option<bool>,
@@ -280,17 +310,25 @@ fn run(args: &Args) -> Result<()> {
     let approach = GatherApproach::from_number(args.gather)
         .with_context(|| format!("--gather must be 1, 2 or 3, got {}", args.gather))?;
     let shmem = shmemplus::init()?;
+    if args.schedule == Schedule::Fastfit {
+        if args.split_assume.is_some() {
+            bail!("--split-assume applies to --schedule static only");
+        }
+        return run_fastfit(args, &source, shmem);
+    }
     let (me, topo, boards) = (shmem.my_pe(), shmem.topology(), shmem.fpgas());
     let node = shmem.node();
+    let split_assume = args.split_assume.unwrap_or(args.board_speedup);
     let plan = Plan::new(
         source.len(),
         topo.nodes,
         topo.pes_per_node,
         boards,
         args.device,
-        args.board_speedup,
+        split_assume,
     )
-    .map_err(anyhow::Error::msg)?;
+    .map_err(anyhow::Error::msg)
+    .context("--split-assume / --board-speedup")?;
     let leader = plan.leader(node) == me;
     let uses_boards = plan.uses_boards();
 
@@ -341,37 +379,8 @@ fn run(args: &Args) -> Result<()> {
 
     // The boards' speed: the CPU path's, measured on PE 0 (or given), times the speedup.
     let (speed, timing, basis) = if uses_boards {
-        let (cpu_s, basis) = match args.cpu_ns_per_pixel {
-            Some(ns) => (ns * 1e-9, "given".to_string()),
-            None => {
-                if me == ROOT {
-                    let mut sink = 0u32;
-                    let s = seconds_per_element(&shmem, 8 * PIXELS as u64, 3, || {
-                        for _ in 0..8 {
-                            let px = std::hint::black_box(sample_image(&cpu_images, &board_images));
-                            sink ^= correlogram(px, SIDE, SIDE)[0];
-                        }
-                    });
-                    std::hint::black_box(sink);
-                    shmem.local_write(&speed_cpu, 0, &[s])?;
-                }
-                shmem.broadcast(&shmem.team_world(), &speed_cpu, &speed_cpu, 1, ROOT)?;
-                (shmem.local_read_one(&speed_cpu, 0)?, cpu_basis(&shmem))
-            }
-        };
-        let speed = BoardSpeed {
-            cpu_seconds_per_element: cpu_s,
-            speedup: args.board_speedup,
-        };
-        let timing = speed
-            .timing(kernel::PIPELINE_LATENCY_CYCLES, kernel::OPS_PER_PIXEL)
-            .map_err(anyhow::Error::msg)
-            .context("--cpu-ns-per-pixel / --board-speedup")?;
-        if leader {
-            for b in 0..boards {
-                shmem.fpga_configure(b, kernel::bitfile(timing))?;
-            }
-        }
+        let sample = sample_image(&cpu_images, &board_images);
+        let (speed, timing, basis) = board_timing(args, &shmem, &speed_cpu, sample, leader)?;
         (Some(speed), Some(timing), Some(basis))
     } else {
         (None, None, None)
@@ -488,7 +497,7 @@ fn run(args: &Args) -> Result<()> {
     shmem.free(stats)?;
 
     if me == ROOT {
-        let mut report = Report {
+        let report = Report {
             database: source.describe(args.seed),
             images: plan.n_images(),
             n_pes: topo.n_pes,
@@ -499,6 +508,8 @@ fn run(args: &Args) -> Result<()> {
             clock: shmem.clock().name(),
             device: args.device,
             board_speedup: args.board_speedup,
+            schedule: Schedule::Static,
+            split_assume: Some(split_assume),
             images_on_cpus: plan.total_cpu(),
             images_on_boards: plan.total_board(),
             max_per_board: plan.max_board_share(),
@@ -515,42 +526,362 @@ fn run(args: &Args) -> Result<()> {
                 no_prediction: prediction.as_ref().and_then(|p| p.as_ref().err().cloned()),
             }),
             kernels: kernel_stats,
+            devices: Vec::new(),
             top,
             planted: source.planted().map(<[u32]>::to_vec),
             ground_truth_ok: None,
             verified: None,
             serial_s: None,
         };
-        if let Some(planted) = source.planted() {
-            report.ground_truth_ok = Some(ground_truth_ok(&report.top, planted));
-        }
-        if args.verify {
-            let t = shmem.now();
-            let serial = serial_top_k(&source, &query, args.top_k)?;
-            report.serial_s = Some(shmem.now().saturating_sub(t).as_secs_f64());
-            report.verified = Some(serial == report.top && report.ground_truth_ok.unwrap_or(true));
-        }
-        if args.json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
-        } else {
-            print!("{}", text(&report, timing.as_ref()));
-        }
-        if args.verify {
-            if report.verified != Some(true) {
-                shmem.finalize()?;
-                bail!(
-                    "verification failed: the top {} differ from the serial computation \
-                     or miss the planted near-duplicates",
-                    args.top_k
-                );
-            }
-            if !args.json {
-                println!("verified");
-            }
-        }
+        conclude(args, &shmem, &source, &query, report, timing.as_ref())?;
     }
     shmem.finalize()?;
     Ok(())
+}
+
+/// What one device did under FastFit, as PE 0 reports it.
+#[derive(Debug, Clone, Serialize)]
+struct DeviceLine {
+    device: String,
+    chunks: u64,
+    images: u64,
+    busy_s: f64,
+    idle_s: f64,
+    /// A board's FastFit chunk (images), from its model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chunk: Option<u64>,
+    /// The model's time for that chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    predicted_s: Option<f64>,
+    /// The median measured time of the chunks of that size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    measured_s: Option<f64>,
+    /// Whether the board failed and was retired (its chunk ran on the CPU path).
+    failed: bool,
+}
+
+/// Fields per device in the symmetric table of device reports.
+const DEVICE_FIELDS: usize = 9;
+
+/// One device's report as a row of the table PE 0 collects (`NaN` for absent values;
+/// the first field says whether the row was written).
+fn device_row(d: &shmemplus_cosched::DeviceReport) -> [f64; DEVICE_FIELDS] {
+    let fit = d.fit.as_ref();
+    [
+        1.0,
+        d.chunks as f64,
+        d.items as f64,
+        d.busy_s,
+        d.idle_s,
+        fit.map_or(f64::NAN, |f| f.chunk as f64),
+        fit.map_or(f64::NAN, |f| f.predicted_s),
+        fit.and_then(|f| f.measured_s).unwrap_or(f64::NAN),
+        if d.failed.is_some() { 1.0 } else { 0.0 },
+    ]
+}
+
+/// `--schedule fastfit`: every PE's CPU and every board take chunks of images from one
+/// pool until none is left (`shmemplus_cosched::run`). A CPU chunk is loaded, computed
+/// and its records put straight into PE 0's table of all images; a board chunk is
+/// loaded by the node's first PE, put into the board, run, and its records fetched and
+/// put into the same table. PE 0 then sorts the table.
+fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<()> {
+    let (me, topo, boards) = (shmem.my_pe(), shmem.topology(), shmem.fpgas());
+    let node = shmem.node();
+    let leader = me == node * topo.pes_per_node;
+    let n = source.len();
+    if args.device == Device::Fpga && boards == 0 {
+        bail!(
+            "--device fpga needs boards, and this job has none: use --device cpu, or start \
+             the job with shmemrun --fpgas N"
+        );
+    }
+    let use_boards = args.device != Device::Cpu && boards > 0;
+    // A board chunk must fit its buffers: images, query features and records.
+    let per_image = PIXELS as u64 + 8;
+    let room = shmem
+        .fpga_heap_bytes()
+        .saturating_sub(4 * FEATURES as u64 + 4096)
+        / per_image;
+    let max_chunk = MAX_BOARD_CHUNK.min(room).min(u64::from(n)).max(1);
+    let chunk_len = max_chunk as usize;
+
+    // Symmetric objects, the same on every PE in the same order.
+    let mut on_boards = Vec::new();
+    let mut board_results = Vec::new();
+    if use_boards {
+        for b in 0..boards {
+            on_boards.push(BoardInputs {
+                images: shmem.alloc::<u8>(chunk_len * PIXELS, Place::Fpga(b))?,
+                query: shmem.alloc::<u32>(FEATURES, Place::Fpga(b))?,
+            });
+            board_results.push(shmem.alloc::<u64>(chunk_len, Place::Fpga(b))?);
+        }
+    }
+    let query_cpu = shmem.alloc::<u32>(FEATURES, Place::Cpu)?;
+    let speed_cpu = shmem.alloc::<f64>(1, Place::Cpu)?;
+    let all = shmem.alloc::<u64>(n as usize, Place::Cpu)?;
+    let rows = topo.n_pes as usize + (topo.nodes * boards) as usize;
+    let table = shmem.alloc::<f64>(rows * DEVICE_FIELDS, Place::Cpu)?;
+
+    let mut timer = PhaseTimer::new(&shmem);
+    timer.run("query", || -> Result<()> {
+        if me == ROOT {
+            let q = source.query()?;
+            shmem.local_write(&query_cpu, 0, &correlogram(q.pixels(), SIDE, SIDE))?;
+        }
+        Ok(shmem.broadcast(&shmem.team_world(), &query_cpu, &query_cpu, FEATURES, ROOT)?)
+    })?;
+    let mut query: Features = [0; FEATURES];
+    shmem.local_read(&query_cpu, 0, &mut query)?;
+    let (speed, timing, basis) = if use_boards {
+        let mut sample = vec![0u8; PIXELS];
+        source.fill(0, &mut sample)?;
+        let (speed, timing, basis) = board_timing(args, &shmem, &speed_cpu, &sample, leader)?;
+        if leader {
+            for bufs in &on_boards {
+                shmem.put(&bufs.query, 0, &query, me)?;
+            }
+        }
+        (Some(speed), Some(timing), Some(basis))
+    } else {
+        (None, None, None)
+    };
+
+    let load = |range: &std::ops::Range<u64>| -> Result<Vec<u8>, String> {
+        let mut px = vec![0u8; (range.end - range.start) as usize * PIXELS];
+        for (id, out) in range.clone().zip(px.chunks_exact_mut(PIXELS)) {
+            source.fill(id as u32, out).map_err(|e| format!("{e:#}"))?;
+        }
+        Ok(px)
+    };
+    let cpu = |range: std::ops::Range<u64>| -> Result<(), String> {
+        let px = load(&range)?;
+        let records: Vec<u64> = range
+            .clone()
+            .zip(px.chunks_exact(PIXELS))
+            .map(|(id, p)| record(sad(&correlogram(p, SIDE, SIDE), &query), id as u32))
+            .collect();
+        shmem
+            .put(&all, range.start as usize, &records, ROOT)
+            .map_err(|e| e.to_string())
+    };
+    let board = |b: u32, range: std::ops::Range<u64>| -> Result<(), String> {
+        let (bufs, results) = (&on_boards[b as usize], &board_results[b as usize]);
+        let count = (range.end - range.start) as usize;
+        let px = load(&range)?;
+        let e = |e: shmemplus::Error| e.to_string();
+        shmem.put(&bufs.images, 0, &px, me).map_err(e)?;
+        let a = [
+            bufs.images.heap_offset() as u64,
+            count as u64,
+            bufs.query.heap_offset() as u64,
+            results.heap_offset() as u64,
+            range.start,
+        ];
+        shmem
+            .kernel_start(b, kernel::KERNEL, &a)
+            .map_err(e)?
+            .wait()
+            .map_err(e)?;
+        let mut records = vec![0u64; count];
+        shmem.get(results, 0, &mut records, me).map_err(e)?;
+        shmem
+            .put(&all, range.start as usize, &records, ROOT)
+            .map_err(e)
+    };
+    let options = shmemplus_cosched::Options {
+        cpus: args.device != Device::Fpga,
+        boards: use_boards,
+        max_board_chunk: Some(max_chunk),
+        ..Default::default()
+    };
+    let report = timer.run("co-scheduled", || {
+        shmemplus_cosched::run(&shmem, u64::from(n), &options, cpu, board)
+    })?;
+
+    // Every PE's devices into PE 0's table: CPU of PE p in row p, board b of node k in
+    // row n_pes + k * boards + b.
+    for d in &report.devices {
+        let row = match d.device {
+            shmemplus_cosched::Device::Cpu { pe } => pe as usize,
+            shmemplus_cosched::Device::Board { node, board, .. } => {
+                (topo.n_pes + node * boards + board) as usize
+            }
+        };
+        shmem.put(&table, row * DEVICE_FIELDS, &device_row(d), ROOT)?;
+    }
+    let top = timer.run("sort", || -> Result<Vec<Hit>> {
+        if me != ROOT {
+            return Ok(Vec::new());
+        }
+        let mut records = shmem.local_to_vec(&all)?;
+        Ok(top_k(&mut records, args.top_k))
+    })?;
+    let lines = if me == ROOT {
+        let t = shmem.local_to_vec(&table)?;
+        let name = |row: usize| {
+            if row < topo.n_pes as usize {
+                format!("PE {row} CPU")
+            } else {
+                let i = (row - topo.n_pes as usize) as u32;
+                let (k, b) = (i / boards, i % boards);
+                format!("node {k} board {b} (PE {})", k * topo.pes_per_node)
+            }
+        };
+        let some = |x: f64| (!x.is_nan()).then_some(x);
+        t.chunks_exact(DEVICE_FIELDS)
+            .enumerate()
+            .filter(|(_, r)| r[0] == 1.0)
+            .map(|(row, r)| DeviceLine {
+                device: name(row),
+                chunks: r[1] as u64,
+                images: r[2] as u64,
+                busy_s: r[3],
+                idle_s: r[4],
+                chunk: some(r[5]).map(|c| c as u64),
+                predicted_s: some(r[6]),
+                measured_s: some(r[7]),
+                failed: r[8] == 1.0,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+
+    for (b, results) in on_boards.into_iter().zip(board_results) {
+        shmem.free(b.images)?;
+        shmem.free(b.query)?;
+        shmem.free(results)?;
+    }
+    shmem.free(all)?;
+    shmem.free(query_cpu)?;
+    shmem.free(speed_cpu)?;
+    shmem.free(table)?;
+
+    if me == ROOT {
+        let on_cpus: u64 = lines
+            .iter()
+            .filter(|l: &&DeviceLine| l.device.ends_with("CPU"))
+            .map(|l| l.images)
+            .sum();
+        let report = Report {
+            database: source.describe(args.seed),
+            images: n,
+            n_pes: topo.n_pes,
+            nodes: topo.nodes,
+            pes_per_node: topo.pes_per_node,
+            boards_per_node: boards,
+            profile: shmem.profile().name.clone(),
+            clock: shmem.clock().name(),
+            device: args.device,
+            board_speedup: args.board_speedup,
+            schedule: Schedule::Fastfit,
+            split_assume: None,
+            images_on_cpus: on_cpus as u32,
+            images_on_boards: n - on_cpus as u32,
+            max_per_board: max_chunk as u32,
+            cpu_ns_per_pixel: speed.map(|s| s.cpu_seconds_per_element * 1e9),
+            cpu_basis: basis,
+            kernel_ops_per_cycle: timing.map(|t| t.ops_per_cycle),
+            phases: timer.phases().to_vec(),
+            total_s: timer.total(),
+            gather: None,
+            kernels: Vec::new(),
+            devices: lines,
+            top,
+            planted: source.planted().map(<[u32]>::to_vec),
+            ground_truth_ok: None,
+            verified: None,
+            serial_s: None,
+        };
+        conclude(args, &shmem, source, &query, report, timing.as_ref())?;
+    }
+    shmem.finalize()?;
+    Ok(())
+}
+
+/// PE 0's end of a run: checks the ground truth and (with --verify) the serial top k,
+/// and prints the report. A failed verification finalizes and is an error.
+fn conclude(
+    args: &Args,
+    shmem: &shmemplus::Shmem,
+    source: &Source,
+    query: &Features,
+    mut report: Report,
+    timing: Option<&shmemplus::fpga_mock::KernelTiming>,
+) -> Result<()> {
+    if let Some(planted) = source.planted() {
+        report.ground_truth_ok = Some(ground_truth_ok(&report.top, planted));
+    }
+    if args.verify {
+        let t = shmem.now();
+        let serial = serial_top_k(source, query, args.top_k)?;
+        report.serial_s = Some(shmem.now().saturating_sub(t).as_secs_f64());
+        report.verified = Some(serial == report.top && report.ground_truth_ok.unwrap_or(true));
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", text(&report, timing));
+    }
+    if args.verify {
+        if report.verified != Some(true) {
+            shmem.finalize()?;
+            bail!(
+                "verification failed: the top {} differ from the serial computation \
+                 or miss the planted near-duplicates",
+                args.top_k
+            );
+        }
+        if !args.json {
+            println!("verified");
+        }
+    }
+    Ok(())
+}
+
+/// The boards' speed and kernel timing: the CPU path's speed, measured on PE 0 on
+/// `sample` (or given by --cpu-ns-per-pixel) and broadcast through `speed_cpu`, times
+/// --board-speedup; node leaders load the bitfile on their boards. Collective.
+fn board_timing(
+    args: &Args,
+    shmem: &shmemplus::Shmem,
+    speed_cpu: &SymVec<f64>,
+    sample: &[u8],
+    leader: bool,
+) -> Result<(BoardSpeed, shmemplus::fpga_mock::KernelTiming, String)> {
+    let (cpu_s, basis) = match args.cpu_ns_per_pixel {
+        Some(ns) => (ns * 1e-9, "given".to_string()),
+        None => {
+            if shmem.my_pe() == ROOT {
+                let mut sink = 0u32;
+                let s = seconds_per_element(shmem, 8 * PIXELS as u64, 3, || {
+                    for _ in 0..8 {
+                        sink ^= correlogram(std::hint::black_box(sample), SIDE, SIDE)[0];
+                    }
+                });
+                std::hint::black_box(sink);
+                shmem.local_write(speed_cpu, 0, &[s])?;
+            }
+            shmem.broadcast(&shmem.team_world(), speed_cpu, speed_cpu, 1, ROOT)?;
+            (shmem.local_read_one(speed_cpu, 0)?, cpu_basis(shmem))
+        }
+    };
+    let speed = BoardSpeed {
+        cpu_seconds_per_element: cpu_s,
+        speedup: args.board_speedup,
+    };
+    let timing = speed
+        .timing(kernel::PIPELINE_LATENCY_CYCLES, kernel::OPS_PER_PIXEL)
+        .map_err(anyhow::Error::msg)
+        .context("--cpu-ns-per-pixel / --board-speedup")?;
+    if leader {
+        for b in 0..shmem.fpgas() {
+            shmem.fpga_configure(b, kernel::bitfile(timing))?;
+        }
+    }
+    Ok((speed, timing, basis))
 }
 
 /// Some image to time the CPU path on: PE 0's first own image, else one of its boards'.
@@ -604,9 +935,18 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
         Device::Fpga => "fpga",
         Device::Hybrid => "hybrid",
     };
-    if r.images_on_boards > 0 {
+    if r.schedule == Schedule::Fastfit {
         line(format!(
-            "split ({device}, boards {}x a CPU core): {} images on CPUs, {} on boards (at most {} per board)",
+            "schedule fastfit ({device}, boards {}x a CPU core): {} images on CPUs, {} on boards (board chunks of at most {})",
+            r.board_speedup, r.images_on_cpus, r.images_on_boards, r.max_per_board
+        ));
+    } else if r.images_on_boards > 0 {
+        let assumed = match r.split_assume {
+            Some(a) if a != r.board_speedup => format!(", split assuming {a}x"),
+            _ => String::new(),
+        };
+        line(format!(
+            "split ({device}, boards {}x a CPU core{assumed}): {} images on CPUs, {} on boards (at most {} per board)",
             r.board_speedup, r.images_on_cpus, r.images_on_boards, r.max_per_board
         ));
     } else {
@@ -666,6 +1006,30 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
         }
     }
     line(format!("{:<14}{:>12}", "total", ms(r.total_s)));
+    if !r.devices.is_empty() {
+        line(format!(
+            "{:<24}{:>8}{:>8}{:>11}{:>11}   FastFit chunk (model ms / measured ms)",
+            "device", "chunks", "images", "busy ms", "idle ms"
+        ));
+        for d in &r.devices {
+            let mut l = format!(
+                "{:<24}{:>8}{:>8}{:>11}{:>11}",
+                d.device,
+                d.chunks,
+                d.images,
+                ms(d.busy_s),
+                ms(d.idle_s)
+            );
+            if let (Some(c), Some(p)) = (d.chunk, d.predicted_s) {
+                let m = d.measured_s.map_or("-".into(), ms);
+                l += &format!("   {c} ({} / {m})", ms(p));
+            }
+            if d.failed {
+                l += "   FAILED: retired, its chunk ran on the CPU path";
+            }
+            line(l);
+        }
+    }
     line(format!("top {} of {}:", r.top.len(), r.images));
     line(format!("{:>6} {:>10} {:>10}", "rank", "image", "distance"));
     for (i, h) in r.top.iter().enumerate() {
