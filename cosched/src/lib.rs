@@ -7,24 +7,27 @@
 //!   and the chunk at which a board reaches a fraction rho of its peak throughput.
 //! - [`pool`]: the loop's iterations as a shared counter in the global address space,
 //!   taken in chunks by remote atomics (no central server).
-//! - [`run`](mod@run): the workers (one per PE on its CPU, one thread per board on
-//!   the node's first PE), their chunk sizes, failover when a board fails, and the
-//!   report of who did what.
+//! - [`run`](mod@run): the drivers (each PE's CPU; the boards of a node, driven by
+//!   its first PE from one thread per board on the wall clock or from the PE's one
+//!   thread on the virtual clock), failover when a board fails, and the final drain.
+//! - `sizing`: what a board (FastFit) or a CPU (measured throughput) asks for next.
+//! - [`report`]: what each device did.
 //!
 //! This crate owns *who runs which iterations and when*. It must not know what an
 //! iteration computes or move the application's data: the caller's closures do.
 //!
 //! ```no_run
-//! use shmemplus_cosched::{run, Options};
+//! use shmemplus_cosched::{run, NoBoards, Options};
 //! let shmem = shmemplus::init()?;
-//! // Every PE calls run: its CPU runs chunks, and the node's first PE also drives its
-//! // boards (here the "board" path is a stand-in that computes on the CPU).
+//! // Every PE calls run; here on the CPUs only (a `BoardPath` stages a chunk on a
+//! // board and starts its kernel, then fetches its results).
+//! let options = Options { boards: false, ..Options::default() };
 //! let report = run(
 //!     &shmem,
 //!     1_000_000,
-//!     &Options::default(),
+//!     &options,
 //!     |range| { for _i in range { /* CPU work */ } Ok(()) },
-//!     |_board, range| { for _i in range { /* stage, kernel_start, wait */ } Ok(()) },
+//!     &NoBoards,
 //! )?;
 //! for d in &report.devices {
 //!     println!("{}: {} chunks, {} iterations", d.device, d.chunks, d.items);
@@ -34,11 +37,14 @@
 
 pub mod fastfit;
 pub mod pool;
+pub mod report;
 pub mod run;
+mod sizing;
 
 pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;
-pub use run::{run, Device, DeviceReport, Options, Report, Span};
+pub use report::{BoardFit, Device, DeviceReport, Report, Span};
+pub use run::{run, BoardPath, NoBoards, Options};
 
 /// What can go wrong in co-scheduling.
 #[derive(Debug, thiserror::Error)]
@@ -66,9 +72,6 @@ pub enum Error {
     /// A setting out of range.
     #[error("bad option: {0}")]
     Option(String),
-    /// The virtual clock is not supported yet (board threads would share the PE's clock).
-    #[error("co-scheduling runs on the wall clock only for now (SHMEMPLUS_CLOCK=virtual is not supported yet)")]
-    VirtualClock,
     /// The CPU body failed on a chunk.
     #[error("PE {pe}: the CPU path failed on iterations {first}..{end}: {why}")]
     Cpu {

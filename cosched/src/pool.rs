@@ -12,6 +12,11 @@
 //! at most `n`, so the counter stays below `n * (workers + 1)`, which [`WorkPool::new`]
 //! checks fits in a `u64`.
 //!
+//! Under the virtual clock the PEs take in the order of their virtual clocks, not of
+//! real time (`Shmem::wait_turn`): otherwise a PE whose modeled work costs little real
+//! time would take everything, and the others' clocks would jump to its stamps on the
+//! counter.
+//!
 //! This module owns the counter and the take. It must not size chunks (the runner
 //! does) nor run iterations.
 
@@ -56,6 +61,7 @@ impl WorkPool {
         if shmem.my_pe() == HOME {
             shmem.atomic_set(&counter, 0, 0u64, HOME)?;
         }
+        shmem.join_turns()?;
         shmem.barrier_all()?;
         Ok(WorkPool { counter, n })
     }
@@ -75,6 +81,8 @@ impl WorkPool {
     /// of the module doc counts on it).
     pub fn take(&self, shmem: &Shmem, want: u64) -> Result<Option<Chunk>> {
         let want = want.clamp(1, self.n);
+        // Under the virtual clock, takes happen in virtual-time order.
+        shmem.wait_turn()?;
         let old = shmem.atomic_fetch_add(&self.counter, 0, want, HOME)?;
         if old >= self.n {
             return Ok(None);
@@ -86,8 +94,9 @@ impl WorkPool {
         }))
     }
 
-    /// Frees the counter (collective, after every worker has stopped).
+    /// Frees the counter (collective, after every worker of this PE has stopped).
     pub fn free(self, shmem: &Shmem) -> Result<()> {
+        shmem.leave_turns()?;
         shmem.barrier_all()?;
         shmem.free(self.counter)?;
         Ok(())

@@ -1,35 +1,37 @@
 //! The co-scheduled loop: every PE's CPU and every board of the job take chunks of
-//! one [`WorkPool`] until it is empty.
+//! one [`WorkPool`] until it is empty; chunk sizes follow [`sizing`](crate::sizing).
 //!
-//! - **Boards** (FastFit): the first PE of each node drives its node's boards, one
-//!   thread per board, each blocked in the caller's board body while its chunk runs
-//!   (no busy wait here; the body blocks on the kernel's DONE). A board's first two
-//!   chunks are its training samples (`Options::samples`); from them [`PipelineModel`]
-//!   gives the chunk at which the board reaches `rho` of its peak, which it takes from
-//!   then on, but never more than its share of what is left (`left / workers`, at
-//!   least the larger sample): two samples on a busy machine can fit a model whose
-//!   chunk would swallow the loop.
-//! - **CPUs**: each PE's calling thread takes chunks sized from its measured
-//!   throughput so that one takes about `Options::cpu_chunk_s`, and no more than its
-//!   share of what is left (`left / workers`), so that the loop's tail is not one CPU
-//!   chunk while the boards wait.
-//! - **Failover**: a board whose body fails is retired, and its chunk is run at once
-//!   by the CPU path on the same PE; only if that fails too does the loop fail, naming
-//!   the board. No chunk is lost.
+//! Who drives what: each PE's calling thread runs its CPU chunks; the first PE of each
+//! node also drives its node's boards through the application's [`BoardPath`]
+//! (`start` stages a chunk and starts its kernel, `finish` fetches its results).
 //!
-//! Every device's chunks, busy time and timeline go into the [`Report`].
+//! - **Wall clock**: one thread per board, each blocked on its kernel's DONE
+//!   (`BoardRun::wait`: no busy wait), so boards are served as soon as they finish
+//!   whatever the CPU does.
+//! - **Virtual clock**: a PE has one clock, so it drives its boards from its one
+//!   thread as a simulation would: it starts every idle board, runs a CPU chunk in
+//!   eight pieces (which move its clock), and between pieces completes the boards
+//!   whose DONE instant (`BoardRun::done_at`) has passed and restarts them; when its
+//!   CPU has nothing left it waits for the earliest DONE. A board thus waits at most
+//!   one piece (about `Options::cpu_chunk_s / 8`) to be served, and its chunk choice
+//!   counts that wait (see `sizing`).
+//! - **Failover**: a board whose `start`, kernel or `finish` fails is retired and its
+//!   chunk is run at once by the CPU path on the same PE; only if that fails too does
+//!   the loop fail, naming the board. At the end every PE drains the pool on its CPU
+//!   path, so the loop completes even if every board failed. No chunk is lost.
 //!
-//! This module owns the workers and their chunk sizes. It must not know what an
-//! iteration computes (the caller's closures do) nor how the pool stays exact
-//! ([`pool`](crate::pool) does).
+//! This module owns the drivers. It must not know what an iteration computes (the
+//! caller's closures do), how chunks are sized (`sizing`) nor how the pool stays exact
+//! (`pool`).
 
-use crate::fastfit::{PipelineModel, Rho, Sample};
+use crate::fastfit::Rho;
 use crate::pool::WorkPool;
+use crate::report::{Device, DeviceReport, Report, Span};
+use crate::sizing::{BoardSizer, CpuSizer};
 use crate::{Error, Result};
 use serde::Serialize;
 use shmemplus::config::ClockKind;
-use shmemplus::Shmem;
-use std::fmt;
+use shmemplus::{BoardRun, Shmem};
 use std::ops::Range;
 
 /// How a loop is co-scheduled. `Options::default()` is FastFit's configuration.
@@ -41,9 +43,11 @@ pub struct Options {
     /// `n / (64 * workers)` (at least 1), the second four times that.
     pub samples: Option<(u64, u64)>,
     /// Seconds a CPU chunk should take once the CPU's throughput is known (default
-    /// 2 ms: the remote take that starts a chunk costs microseconds).
+    /// 2 ms: the remote take that starts a chunk costs microseconds, and under the
+    /// virtual clock a board waits for at most one CPU chunk to be served).
     pub cpu_chunk_s: f64,
-    /// Whether the PEs' CPUs take chunks (default true).
+    /// Whether the PEs' CPUs take chunks (default true). Without them they still
+    /// drain the pool at the end if boards failed.
     pub cpus: bool,
     /// Whether the boards take chunks (default true; a job without boards runs on the
     /// CPUs).
@@ -66,142 +70,49 @@ impl Default for Options {
     }
 }
 
-/// A device that runs chunks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase", tag = "kind")]
-pub enum Device {
-    /// The CPU path of a PE (its calling thread).
-    Cpu {
-        /// The PE.
-        pe: u32,
-    },
-    /// A board, driven by its node's first PE.
-    Board {
-        /// The PE that drives it.
-        pe: u32,
-        /// Its node.
-        node: u32,
-        /// The board's number on the node.
-        board: u32,
-    },
+/// How the application runs a chunk on a board: the two halves of a board chunk, so
+/// that one thread can keep several boards busy.
+pub trait BoardPath: Sync {
+    /// Stages iterations `range` for board `board` of this PE's node (their inputs
+    /// into its memory) and starts its kernel.
+    fn start(&self, board: u32, range: Range<u64>) -> std::result::Result<BoardRun, String>;
+    /// After the kernel's DONE: takes the chunk's results where the application wants
+    /// them.
+    fn finish(&self, board: u32, range: Range<u64>) -> std::result::Result<(), String>;
 }
 
-impl fmt::Display for Device {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Device::Cpu { pe } => write!(f, "PE {pe} CPU"),
-            Device::Board { pe, node, board } => {
-                write!(f, "node {node} board {board} (PE {pe})")
-            }
-        }
+/// The [`BoardPath`] of a loop that runs on CPUs only (with `Options::boards` false,
+/// or a job without boards): never called.
+pub struct NoBoards;
+
+impl BoardPath for NoBoards {
+    fn start(&self, board: u32, _: Range<u64>) -> std::result::Result<BoardRun, String> {
+        Err(format!("no board path was given (board {board})"))
+    }
+    fn finish(&self, board: u32, _: Range<u64>) -> std::result::Result<(), String> {
+        Err(format!("no board path was given (board {board})"))
     }
 }
 
-/// One chunk on a device's timeline, in seconds since the loop started.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Span {
-    /// When the device started the chunk.
-    pub start_s: f64,
-    /// When it had the chunk's results.
-    pub end_s: f64,
-    /// Iterations in the chunk.
-    pub items: u64,
-}
+/// The CPU path: computes a chunk on this PE.
+type CpuPath<'a> = dyn Fn(Range<u64>) -> std::result::Result<(), String> + Sync + 'a;
 
-/// What a board's training found and how its chunks compared with the model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BoardFit {
-    /// The two training chunks.
-    pub samples: [Sample; 2],
-    /// The model through them.
-    pub model: PipelineModel,
-    /// The chunk the model chose for `rho`.
-    pub chunk: u64,
-    /// The model's time for that chunk.
-    pub predicted_s: f64,
-    /// The median measured time of the chunks of that size (`None` if the loop ended
-    /// before one ran).
-    pub measured_s: Option<f64>,
-}
-
-/// What one device did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DeviceReport {
-    /// The device.
-    pub device: Device,
-    /// Chunks it completed.
-    pub chunks: u64,
-    /// Iterations it completed.
-    pub items: u64,
-    /// Seconds it spent running chunks.
-    pub busy_s: f64,
-    /// Seconds of the loop it spent not running chunks (from the loop's start until
-    /// every PE had finished).
-    pub idle_s: f64,
-    /// Its chunks in order.
-    pub spans: Vec<Span>,
-    /// A board's training and model (`None` for a CPU, or a board that never finished
-    /// its training).
-    pub fit: Option<BoardFit>,
-    /// Why a board was retired, if it failed (its chunk was rerun on the CPU path).
-    pub failed: Option<String>,
-}
-
-impl DeviceReport {
-    fn new(device: Device) -> DeviceReport {
-        DeviceReport {
-            device,
-            chunks: 0,
-            items: 0,
-            busy_s: 0.0,
-            idle_s: 0.0,
-            spans: Vec::new(),
-            fit: None,
-            failed: None,
-        }
-    }
-
-    fn record(&mut self, span: Span) {
-        self.chunks += 1;
-        self.items += span.items;
-        self.busy_s += span.end_s - span.start_s;
-        self.spans.push(span);
-    }
-}
-
-/// What this PE's devices did in one loop.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Report {
-    /// This PE.
-    pub pe: u32,
-    /// Seconds from the loop's start until every PE had finished it.
-    pub elapsed_s: f64,
-    /// This PE's CPU (if it took part) and the boards it drove.
-    pub devices: Vec<DeviceReport>,
-}
-
-/// Runs iterations `0..n` of a loop on every PE's CPU (`cpu(range)`) and every
-/// board of the job (`board(b, range)` on the first PE of board `b`'s node), chunk by
-/// chunk from one [`WorkPool`], as the module doc describes. Collective: every PE
-/// calls it with the same `n` and options. Returns this PE's [`Report`] once every PE
-/// has finished. Each iteration runs exactly once, on whichever device took it.
+/// Runs iterations `0..n` of a loop on every PE's CPU (`cpu(range)`) and every board
+/// of the job (through `boards` on the first PE of each node), chunk by chunk from one
+/// [`WorkPool`], as the module doc describes. Collective: every PE calls it with the
+/// same `n` and options. Returns this PE's [`Report`] once every PE has finished.
+/// Each iteration runs exactly once, on whichever device took it.
 ///
-/// `board` must block until the chunk's results are where the caller wants them
-/// (stage the inputs, `kernel_start`, `wait`, fetch the outputs); `cpu` computes a
-/// chunk on this PE. Both may be called from several threads at once (one per board),
-/// and `cpu` also reruns the chunk of a failed board.
+/// `cpu` may be called from several threads at once (it also reruns a failed board's
+/// chunk); `boards` is called from one thread per board on the wall clock.
 ///
-/// Errors: `rho` outside (0, 1) (checked by [`Rho::new`]), `n == 0`, no device, a
-/// virtual clock (not supported yet), and a chunk that fails on the CPU path
-/// (naming the PE) or on a board and then on the CPU path (naming the board).
-pub fn run<C, B>(shmem: &Shmem, n: u64, options: &Options, cpu: C, board: B) -> Result<Report>
+/// Errors: `n == 0`, options out of range, no device, and a chunk that fails on the
+/// CPU path (naming the PE) or on a board and then on the CPU path (naming the board).
+pub fn run<C, B>(shmem: &Shmem, n: u64, options: &Options, cpu: C, boards: &B) -> Result<Report>
 where
     C: Fn(Range<u64>) -> std::result::Result<(), String> + Sync,
-    B: Fn(u32, Range<u64>) -> std::result::Result<(), String> + Sync,
+    B: BoardPath,
 {
-    if shmem.clock() == ClockKind::Virtual {
-        return Err(Error::VirtualClock);
-    }
     if !(options.cpu_chunk_s.is_finite() && options.cpu_chunk_s > 0.0) {
         return Err(Error::Option(format!(
             "cpu_chunk_s must be finite and > 0, got {}",
@@ -213,13 +124,13 @@ where
     }
     let me = shmem.my_pe();
     let topo = shmem.topology();
-    let boards = if options.boards { shmem.fpgas() } else { 0 };
+    let per_node = if options.boards { shmem.fpgas() } else { 0 };
     let cpus = if options.cpus {
         u64::from(shmem.n_pes())
     } else {
         0
     };
-    let workers = cpus + u64::from(topo.nodes) * u64::from(boards);
+    let workers = cpus + u64::from(topo.nodes) * u64::from(per_node);
     if workers == 0 {
         return Err(Error::NoDevice(if options.boards {
             "the CPUs are excluded and the job has no boards".into()
@@ -239,39 +150,156 @@ where
             (first, first.saturating_mul(4))
         }
     };
-    let samples = match options.max_board_chunk {
+    let max_chunk = match options.max_board_chunk {
         Some(0) => return Err(Error::Option("max_board_chunk must be at least 1".into())),
-        // Two different sizes within the limit (a limit of 1 leaves one size: no model).
-        Some(max) => (samples.0.min(max.div_ceil(4)), samples.1.min(max)),
-        None => samples,
+        Some(max) => max,
+        None => u64::MAX,
     };
-    let pool = WorkPool::new(shmem, n, workers)?;
+    // Two different sizes within the limit (a limit of 1 leaves one size: no model).
+    let samples = (
+        samples.0.min(max_chunk.div_ceil(4)),
+        samples.1.min(max_chunk),
+    );
+    // Every PE also drains the pool once at the end: count it among the takers.
+    let takers = workers + u64::from(shmem.n_pes());
+    let pool = WorkPool::new(shmem, n, takers)?;
     let node = shmem.node();
-    let drives_boards = me == node * topo.pes_per_node;
-    let my_boards = if drives_boards { boards } else { 0 };
-    let start = shmem.now();
-    let since = |t: std::time::Duration| t.saturating_sub(start).as_secs_f64();
-    let clock = || since(shmem.now());
-    let outcome = std::thread::scope(|s| {
-        let threads: Vec<_> = (0..my_boards)
-            .map(|b| {
-                let (pool, cpu, board, clock) = (&pool, &cpu, &board, &clock);
-                let device = Device::Board {
-                    pe: me,
-                    node,
-                    board: b,
-                };
-                s.spawn(move || {
-                    board_worker(
-                        shmem, pool, options, samples, workers, device, b, board, cpu, clock,
-                    )
-                })
+    let my_boards = if me == node * topo.pes_per_node {
+        per_node
+    } else {
+        0
+    };
+    let ctx = Ctx {
+        shmem,
+        pool: &pool,
+        cpu: &cpu,
+        start: shmem.now(),
+    };
+    let board_sizer = || BoardSizer::new(samples, options.rho, workers, max_chunk, n);
+    let cpu_sizer = || CpuSizer::new(samples.0, options.cpu_chunk_s, workers);
+    let board_devices: Vec<Device> = (0..my_boards)
+        .map(|board| Device::Board {
+            pe: me,
+            node,
+            board,
+        })
+        .collect();
+    let mut devices = if shmem.clock() == ClockKind::Virtual {
+        one_thread(
+            &ctx,
+            options.cpus,
+            &board_devices,
+            boards,
+            board_sizer,
+            cpu_sizer,
+        )?
+    } else {
+        threads(
+            &ctx,
+            options.cpus,
+            &board_devices,
+            boards,
+            board_sizer,
+            cpu_sizer,
+        )?
+    };
+    // Whatever is left (every board failed, say) runs on the CPU paths.
+    drain(&ctx, &mut devices, cpu_sizer())?;
+    let start = ctx.start;
+    pool.free(shmem)?;
+    let elapsed_s = shmem.now().saturating_sub(start).as_secs_f64();
+    for d in &mut devices {
+        d.idle_s = (elapsed_s - d.busy_s).max(0.0);
+    }
+    Ok(Report {
+        pe: me,
+        elapsed_s,
+        devices,
+    })
+}
+
+/// What every driver needs.
+struct Ctx<'a> {
+    shmem: &'a Shmem,
+    pool: &'a WorkPool,
+    cpu: &'a CpuPath<'a>,
+    /// The loop's start on the job clock.
+    start: std::time::Duration,
+}
+
+impl Ctx<'_> {
+    /// Seconds since the loop started, on the job clock.
+    fn now_s(&self) -> f64 {
+        self.at_s(self.shmem.now())
+    }
+
+    /// Instant `t` of the job clock in seconds since the loop started.
+    fn at_s(&self, t: std::time::Duration) -> f64 {
+        t.saturating_sub(self.start).as_secs_f64()
+    }
+
+    /// Runs iterations `range` on the CPU path.
+    fn cpu_call(&self, range: Range<u64>) -> Result<()> {
+        (self.cpu)(range.clone()).map_err(|why| Error::Cpu {
+            pe: self.shmem.my_pe(),
+            first: range.start,
+            end: range.end,
+            why,
+        })
+    }
+
+    /// Runs one CPU chunk and records it.
+    fn cpu_chunk(&self, range: Range<u64>, report: &mut DeviceReport) -> Result<f64> {
+        let start_s = self.now_s();
+        self.cpu_call(range.clone())?;
+        let end_s = self.now_s();
+        report.record(Span {
+            start_s,
+            end_s,
+            items: range.end - range.start,
+        });
+        Ok(end_s - start_s)
+    }
+
+    /// A board failed on `range`: reruns it on the CPU path and says why the board is
+    /// retired.
+    fn failover(&self, board: u32, range: Range<u64>, board_error: String) -> Result<String> {
+        (self.cpu)(range.clone()).map_err(|cpu_error| Error::Board {
+            pe: self.shmem.my_pe(),
+            board,
+            first: range.start,
+            end: range.end,
+            board_error: board_error.clone(),
+            cpu_error,
+        })?;
+        Ok(format!(
+            "failed on iterations {}..{} ({board_error}); they ran on the CPU path and the board was retired",
+            range.start, range.end
+        ))
+    }
+}
+
+/// The wall-clock driver: this thread runs CPU chunks, one thread per board.
+fn threads<B: BoardPath>(
+    ctx: &Ctx<'_>,
+    cpus: bool,
+    boards: &[Device],
+    path: &B,
+    board_sizer: impl Fn() -> BoardSizer,
+    cpu_sizer: impl Fn() -> CpuSizer,
+) -> Result<Vec<DeviceReport>> {
+    std::thread::scope(|s| {
+        let threads: Vec<_> = boards
+            .iter()
+            .map(|&device| {
+                let sizer = board_sizer();
+                s.spawn(move || board_thread(ctx, device, path, sizer))
             })
             .collect();
         let mut devices = Vec::new();
         let mut first_error = None;
-        if cpus > 0 {
-            match cpu_worker(shmem, &pool, options, samples.0, workers, &cpu, &clock) {
+        if cpus {
+            match cpu_loop(ctx, cpu_sizer()) {
                 Ok(r) => devices.push(r),
                 Err(e) => first_error = Some(e),
             }
@@ -289,159 +317,260 @@ where
             Some(e) => Err(e),
             None => Ok(devices),
         }
-    });
-    // A failed PE returns here without the closing barrier: its peers would wait for
-    // it there, and the launcher ends the job when this PE exits with the error.
-    let mut devices = outcome?;
-    pool.free(shmem)?;
-    let elapsed_s = clock();
-    for d in &mut devices {
-        d.idle_s = (elapsed_s - d.busy_s).max(0.0);
-    }
-    Ok(Report {
-        pe: me,
-        elapsed_s,
-        devices,
     })
 }
 
-/// This PE's CPU: chunks sized from its measured throughput (see the module doc).
-fn cpu_worker(
-    shmem: &Shmem,
-    pool: &WorkPool,
-    options: &Options,
-    first: u64,
-    workers: u64,
-    cpu: &(dyn Fn(Range<u64>) -> std::result::Result<(), String> + Sync),
-    clock: &(dyn Fn() -> f64 + Sync),
-) -> Result<DeviceReport> {
-    let pe = shmem.my_pe();
-    let mut report = DeviceReport::new(Device::Cpu { pe });
-    let mut want = first;
-    // Iterations per second, smoothed over the last chunks.
-    let mut rate: Option<f64> = None;
-    while let Some(chunk) = pool.take(shmem, want)? {
-        let start_s = clock();
-        cpu(chunk.range.clone()).map_err(|why| Error::Cpu {
-            pe,
-            first: chunk.range.start,
-            end: chunk.range.end,
-            why,
-        })?;
-        let end_s = clock();
+/// This PE's CPU until the pool is empty.
+fn cpu_loop(ctx: &Ctx<'_>, mut sizer: CpuSizer) -> Result<DeviceReport> {
+    let mut report = DeviceReport::new(Device::Cpu {
+        pe: ctx.shmem.my_pe(),
+    });
+    while let Some(chunk) = ctx.pool.take(ctx.shmem, sizer.want())? {
         let items = chunk.range.end - chunk.range.start;
-        report.record(Span {
-            start_s,
-            end_s,
-            items,
-        });
-        let measured = items as f64 / (end_s - start_s).max(1e-9);
-        let r = rate.map_or(measured, |r| 0.5 * r + 0.5 * measured);
-        rate = Some(r);
-        // `as` saturates; the pool clamps to the loop's length.
-        let sized = ((r * options.cpu_chunk_s) as u64).max(1);
-        want = sized.min((chunk.left / workers).max(1));
+        let seconds = ctx.cpu_chunk(chunk.range, &mut report)?;
+        sizer.done(items, seconds, chunk.left);
     }
     Ok(report)
 }
 
-/// One board of this node: training, then FastFit chunks; failover to the CPU path.
-#[allow(clippy::too_many_arguments)]
-fn board_worker(
-    shmem: &Shmem,
-    pool: &WorkPool,
-    options: &Options,
-    samples: (u64, u64),
-    workers: u64,
+/// One board on its own thread (wall clock).
+fn board_thread<B: BoardPath>(
+    ctx: &Ctx<'_>,
     device: Device,
-    b: u32,
-    board: &(dyn Fn(u32, Range<u64>) -> std::result::Result<(), String> + Sync),
-    cpu: &(dyn Fn(Range<u64>) -> std::result::Result<(), String> + Sync),
-    clock: &(dyn Fn() -> f64 + Sync),
+    path: &B,
+    mut sizer: BoardSizer,
 ) -> Result<DeviceReport> {
+    let Device::Board { board, .. } = device else {
+        unreachable!("board_thread is given boards only");
+    };
     let mut report = DeviceReport::new(device);
-    let mut trained: Vec<Sample> = Vec::with_capacity(2);
-    // The chunk after training: the model's, or the second sample's if no model fits.
-    let mut chosen: Option<u64> = None;
-    let mut at_chosen: Vec<f64> = Vec::new();
-    let mut left = pool.len();
-    loop {
-        let want = match (chosen, trained.len()) {
-            // No more than its share of what is left (but never below the larger
-            // sample), so that a model fitted from noisy samples cannot take the
-            // loop's tail away from the other devices.
-            (Some(c), _) => c.min((left / workers).max(samples.1)),
-            (None, 0) => samples.0,
-            (None, _) => samples.1,
-        };
-        let want = want.min(options.max_board_chunk.unwrap_or(u64::MAX));
-        let Some(chunk) = pool.take(shmem, want)? else {
-            break;
-        };
-        left = chunk.left;
-        let items = chunk.range.end - chunk.range.start;
-        let start_s = clock();
-        if let Err(board_error) = board(b, chunk.range.clone()) {
-            // Retire the board; its chunk runs on the CPU path so that none is lost.
-            cpu(chunk.range.clone()).map_err(|cpu_error| Error::Board {
-                pe: shmem.my_pe(),
-                board: b,
-                first: chunk.range.start,
-                end: chunk.range.end,
-                board_error: board_error.clone(),
-                cpu_error,
-            })?;
-            report.failed = Some(format!(
-                "failed on iterations {}..{} ({board_error}); they ran on the CPU path and the board was retired",
-                chunk.range.start, chunk.range.end
-            ));
+    while let Some(chunk) = ctx.pool.take(ctx.shmem, sizer.want())? {
+        sizer.took(chunk.left);
+        let range = chunk.range;
+        let start_s = ctx.now_s();
+        let ran = path
+            .start(board, range.clone())
+            .and_then(|run| run.wait().map_err(|e| e.to_string()))
+            .and_then(|_| path.finish(board, range.clone()));
+        if let Err(why) = ran {
+            report.failed = Some(ctx.failover(board, range, why)?);
             break;
         }
-        let end_s = clock();
+        let end_s = ctx.now_s();
+        let items = range.end - range.start;
         report.record(Span {
             start_s,
             end_s,
             items,
         });
-        let seconds = end_s - start_s;
-        match chosen {
-            Some(c) => {
-                if items == c {
-                    at_chosen.push(seconds);
-                }
-            }
-            None => {
-                trained.push(Sample { items, seconds });
-                if trained.len() == 2 {
-                    chosen = Some(match PipelineModel::fit(trained[0], trained[1]) {
-                        Ok(model) => {
-                            let chunk = model.chunk_for(options.rho);
-                            report.fit = Some(BoardFit {
-                                samples: [trained[0], trained[1]],
-                                model,
-                                chunk,
-                                predicted_s: model.seconds(chunk),
-                                measured_s: None,
-                            });
-                            chunk
-                        }
-                        // Two equal sizes (the pool cut a sample): keep the larger.
-                        Err(_) => samples.1,
-                    });
-                }
-            }
-        }
+        sizer.done(items, end_s - start_s);
     }
-    if let Some(fit) = &mut report.fit {
-        fit.measured_s = median(&mut at_chosen);
-    }
+    report.fit = sizer.into_fit();
     Ok(report)
 }
 
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
+/// A board chunk in flight (virtual clock).
+struct InFlight {
+    run: BoardRun,
+    range: Range<u64>,
+    start_s: f64,
+}
+
+/// One board under the one-thread driver.
+struct Slot {
+    report: DeviceReport,
+    sizer: BoardSizer,
+    board: u32,
+    flight: Option<InFlight>,
+    retired: bool,
+}
+
+/// Pieces a CPU chunk is run in under the one-thread driver, with the boards served
+/// between pieces: a board whose DONE comes during a CPU chunk waits for one piece at
+/// most.
+const CPU_PIECES: u64 = 8;
+
+/// The virtual-clock driver: this thread drives the boards and runs CPU chunks.
+fn one_thread<B: BoardPath>(
+    ctx: &Ctx<'_>,
+    cpus: bool,
+    boards: &[Device],
+    path: &B,
+    board_sizer: impl Fn() -> BoardSizer,
+    cpu_sizer: impl Fn() -> CpuSizer,
+) -> Result<Vec<DeviceReport>> {
+    let mut slots: Vec<Slot> = boards
+        .iter()
+        .map(|&device| Slot {
+            report: DeviceReport::new(device),
+            sizer: board_sizer(),
+            board: match device {
+                Device::Board { board, .. } => board,
+                Device::Cpu { .. } => unreachable!("one_thread is given boards only"),
+            },
+            flight: None,
+            retired: false,
+        })
+        .collect();
+    let mut cpu = cpus.then(|| {
+        (
+            DeviceReport::new(Device::Cpu {
+                pe: ctx.shmem.my_pe(),
+            }),
+            cpu_sizer(),
+        )
+    });
+    // Each taker stops at its first empty take (the pool's overflow argument).
+    let mut boards_may_take = !slots.is_empty();
+    let mut cpu_may_take = cpu.is_some();
+    loop {
+        serve_boards(ctx, path, &mut slots, &mut boards_may_take)?;
+        // A CPU chunk, in pieces with the boards served between them.
+        let mut cpu_ran = false;
+        if let Some((report, sizer)) = cpu.as_mut().filter(|_| cpu_may_take) {
+            match ctx.pool.take(ctx.shmem, sizer.want())? {
+                Some(chunk) => {
+                    let items = chunk.range.end - chunk.range.start;
+                    let start_s = ctx.now_s();
+                    let piece = items.div_ceil(CPU_PIECES).max(1);
+                    let mut at = chunk.range.start;
+                    while at < chunk.range.end {
+                        let end = at.saturating_add(piece).min(chunk.range.end);
+                        ctx.cpu_call(at..end)?;
+                        at = end;
+                        serve_boards(ctx, path, &mut slots, &mut boards_may_take)?;
+                    }
+                    let end_s = ctx.now_s();
+                    report.record(Span {
+                        start_s,
+                        end_s,
+                        items,
+                    });
+                    sizer.done(items, end_s - start_s, chunk.left);
+                    cpu_ran = true;
+                }
+                None => {
+                    cpu_may_take = false;
+                    boards_may_take = false;
+                }
+            }
+        }
+        if !cpu_ran {
+            // Nothing for the CPU: wait for the earliest DONE. Every board that may
+            // take has a chunk in flight after `serve_boards`, so none in flight means
+            // nothing is left to do here.
+            let earliest = slots
+                .iter_mut()
+                .filter(|s| s.flight.is_some())
+                .min_by_key(|s| s.flight.as_ref().and_then(|f| f.run.done_at()));
+            match earliest {
+                Some(slot) => complete(ctx, path, slot)?,
+                None => break,
+            }
+        }
     }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
+    let mut devices: Vec<DeviceReport> = cpu.map(|(r, _)| r).into_iter().collect();
+    for slot in slots {
+        let mut report = slot.report;
+        report.fit = slot.sizer.into_fit();
+        devices.push(report);
+    }
+    Ok(devices)
+}
+
+/// Completes the boards whose DONE has passed and gives every idle board a chunk.
+fn serve_boards<B: BoardPath>(
+    ctx: &Ctx<'_>,
+    path: &B,
+    slots: &mut [Slot],
+    may_take: &mut bool,
+) -> Result<()> {
+    let now = ctx.shmem.now();
+    for slot in slots.iter_mut() {
+        let due = slot.flight.as_ref().and_then(|f| f.run.done_at());
+        if due.is_some_and(|t| t <= now) {
+            complete(ctx, path, slot)?;
+        }
+    }
+    for slot in slots.iter_mut() {
+        if !*may_take || slot.retired || slot.flight.is_some() {
+            continue;
+        }
+        let Some(chunk) = ctx.pool.take(ctx.shmem, slot.sizer.want())? else {
+            *may_take = false;
+            break;
+        };
+        slot.sizer.took(chunk.left);
+        let start_s = ctx.now_s();
+        match path.start(slot.board, chunk.range.clone()) {
+            Ok(run) => {
+                slot.flight = Some(InFlight {
+                    run,
+                    range: chunk.range,
+                    start_s,
+                })
+            }
+            Err(why) => {
+                slot.report.failed = Some(ctx.failover(slot.board, chunk.range, why)?);
+                slot.retired = true;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Completes a board's chunk in flight: its DONE has passed, or is waited for now.
+/// The chunk's time is from staging to DONE plus fetching its results; the wait from
+/// DONE until this driver came to it is the service delay the sizer adds to the model.
+fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()> {
+    let Some(f) = slot.flight.take() else {
+        return Ok(());
+    };
+    let done_s = f.run.done_at().map(|t| ctx.at_s(t));
+    let finish_from = ctx.now_s();
+    let ran = f
+        .run
+        .wait()
+        .map_err(|e| e.to_string())
+        .and_then(|_| path.finish(slot.board, f.range.clone()));
+    if let Err(why) = ran {
+        slot.report.failed = Some(ctx.failover(slot.board, f.range, why)?);
+        slot.retired = true;
+        return Ok(());
+    }
+    let now_s = ctx.now_s();
+    let end_s = match done_s {
+        Some(done_s) if done_s < finish_from => {
+            slot.sizer.served(finish_from - done_s);
+            done_s + (now_s - finish_from)
+        }
+        _ => now_s,
+    };
+    let items = f.range.end - f.range.start;
+    slot.report.record(Span {
+        start_s: f.start_s,
+        end_s,
+        items,
+    });
+    slot.sizer.done(items, end_s - f.start_s);
+    Ok(())
+}
+
+/// The end of the loop on this PE: takes what is left, on the CPU path, recorded as
+/// this PE's CPU. Every PE drains once, after its devices stopped.
+fn drain(ctx: &Ctx<'_>, devices: &mut Vec<DeviceReport>, mut sizer: CpuSizer) -> Result<()> {
+    let pe = ctx.shmem.my_pe();
+    while let Some(chunk) = ctx.pool.take(ctx.shmem, sizer.want())? {
+        let at = match devices.iter().position(|d| d.device == Device::Cpu { pe }) {
+            Some(i) => i,
+            None => {
+                devices.insert(0, DeviceReport::new(Device::Cpu { pe }));
+                0
+            }
+        };
+        let items = chunk.range.end - chunk.range.start;
+        let seconds = ctx.cpu_chunk(chunk.range, &mut devices[at])?;
+        sizer.done(items, seconds, chunk.left);
+    }
+    Ok(())
 }

@@ -116,6 +116,10 @@ pub struct Control {
     /// Virtual clock: delivery instants of the writes into this PE's memory, by word
     /// slot (see `shmem::vtime`). Written by the writers, read by this PE's waits.
     pub stamps: [AtomicU64; STAMP_SLOTS],
+    /// Virtual clock: the clock this PE last published for turns in virtual-time order
+    /// (`shmem::turns`); `u64::MAX` once it takes no more turns. Written by this PE,
+    /// read by the others.
+    pub turn_clock: Padded<AtomicU64>,
     /// Virtual clock: the reservation calendars of this PE's node's resources (node
     /// leader's copy only, as the busy-until words above, which the wall clock uses).
     pub calendars: NodeCalendars,

@@ -69,3 +69,18 @@ fn a_cpu_only_job_runs_the_loop() {
     );
     all_ok(&r);
 }
+
+#[test]
+fn on_the_virtual_clock_the_model_is_the_kernels_own() {
+    // One thread per PE drives its boards and its CPU; the fit is checked to 5%.
+    let env = [("SHMEMPLUS_FPGAS", "2"), ("SHMEMPLUS_CLOCK", "virtual")];
+    let r = run_with(PE, 4, Some(2), &["cosched", "200000"], &env);
+    all_ok(&r);
+    let r = run_with(PE, 4, Some(2), &["cosched", "100000", "fail"], &env);
+    all_ok(&r);
+    assert!(
+        r.stdout[0].contains("node 0 board 1 (PE 0) retired: failed on iterations"),
+        "{}",
+        dump(&r)
+    );
+}

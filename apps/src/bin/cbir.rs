@@ -553,9 +553,9 @@ struct DeviceLine {
     /// The model's time for that chunk.
     #[serde(skip_serializing_if = "Option::is_none")]
     predicted_s: Option<f64>,
-    /// The median measured time of the chunks of that size.
+    /// The median over its chunks after training of measured / modeled time.
     #[serde(skip_serializing_if = "Option::is_none")]
-    measured_s: Option<f64>,
+    measured_over_model: Option<f64>,
     /// Whether the board failed and was retired (its chunk ran on the CPU path).
     failed: bool,
 }
@@ -575,9 +575,65 @@ fn device_row(d: &shmemplus_cosched::DeviceReport) -> [f64; DEVICE_FIELDS] {
         d.idle_s,
         fit.map_or(f64::NAN, |f| f.chunk as f64),
         fit.map_or(f64::NAN, |f| f.predicted_s),
-        fit.and_then(|f| f.measured_s).unwrap_or(f64::NAN),
+        fit.and_then(|f| f.measured_over_model).unwrap_or(f64::NAN),
         if d.failed.is_some() { 1.0 } else { 0.0 },
     ]
+}
+
+/// The pixels of images `range`, one after the other.
+fn load_chunk(source: &Source, range: &std::ops::Range<u64>) -> Result<Vec<u8>, String> {
+    let mut px = vec![0u8; (range.end - range.start) as usize * PIXELS];
+    for (id, out) in range.clone().zip(px.chunks_exact_mut(PIXELS)) {
+        source.fill(id as u32, out).map_err(|e| format!("{e:#}"))?;
+    }
+    Ok(px)
+}
+
+/// How a chunk of images runs on a board of this PE's node under FastFit: its pixels
+/// into the board, the kernel, its records back and into PE 0's table.
+struct CbirBoards<'a> {
+    shmem: &'a shmemplus::Shmem,
+    source: &'a Source,
+    inputs: &'a [BoardInputs],
+    results: &'a [SymVec<u64>],
+    all: &'a SymVec<u64>,
+}
+
+impl shmemplus_cosched::BoardPath for CbirBoards<'_> {
+    fn start(
+        &self,
+        board: u32,
+        range: std::ops::Range<u64>,
+    ) -> Result<shmemplus::BoardRun, String> {
+        let (bufs, results) = (&self.inputs[board as usize], &self.results[board as usize]);
+        let px = load_chunk(self.source, &range)?;
+        let me = self.shmem.my_pe();
+        self.shmem
+            .put(&bufs.images, 0, &px, me)
+            .map_err(|e| e.to_string())?;
+        let args = [
+            bufs.images.heap_offset() as u64,
+            range.end - range.start,
+            bufs.query.heap_offset() as u64,
+            results.heap_offset() as u64,
+            range.start,
+        ];
+        self.shmem
+            .kernel_start(board, kernel::KERNEL, &args)
+            .map_err(|e| e.to_string())
+    }
+
+    fn finish(&self, board: u32, range: std::ops::Range<u64>) -> Result<(), String> {
+        let mut records = vec![0u64; (range.end - range.start) as usize];
+        let e = |e: shmemplus::Error| e.to_string();
+        let me = self.shmem.my_pe();
+        self.shmem
+            .get(&self.results[board as usize], 0, &mut records, me)
+            .map_err(e)?;
+        self.shmem
+            .put(self.all, range.start as usize, &records, ROOT)
+            .map_err(e)
+    }
 }
 
 /// `--schedule fastfit`: every PE's CPU and every board take chunks of images from one
@@ -648,15 +704,8 @@ fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<
         (None, None, None)
     };
 
-    let load = |range: &std::ops::Range<u64>| -> Result<Vec<u8>, String> {
-        let mut px = vec![0u8; (range.end - range.start) as usize * PIXELS];
-        for (id, out) in range.clone().zip(px.chunks_exact_mut(PIXELS)) {
-            source.fill(id as u32, out).map_err(|e| format!("{e:#}"))?;
-        }
-        Ok(px)
-    };
     let cpu = |range: std::ops::Range<u64>| -> Result<(), String> {
-        let px = load(&range)?;
+        let px = load_chunk(source, &range)?;
         let records: Vec<u64> = range
             .clone()
             .zip(px.chunks_exact(PIXELS))
@@ -666,29 +715,12 @@ fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<
             .put(&all, range.start as usize, &records, ROOT)
             .map_err(|e| e.to_string())
     };
-    let board = |b: u32, range: std::ops::Range<u64>| -> Result<(), String> {
-        let (bufs, results) = (&on_boards[b as usize], &board_results[b as usize]);
-        let count = (range.end - range.start) as usize;
-        let px = load(&range)?;
-        let e = |e: shmemplus::Error| e.to_string();
-        shmem.put(&bufs.images, 0, &px, me).map_err(e)?;
-        let a = [
-            bufs.images.heap_offset() as u64,
-            count as u64,
-            bufs.query.heap_offset() as u64,
-            results.heap_offset() as u64,
-            range.start,
-        ];
-        shmem
-            .kernel_start(b, kernel::KERNEL, &a)
-            .map_err(e)?
-            .wait()
-            .map_err(e)?;
-        let mut records = vec![0u64; count];
-        shmem.get(results, 0, &mut records, me).map_err(e)?;
-        shmem
-            .put(&all, range.start as usize, &records, ROOT)
-            .map_err(e)
+    let board_path = CbirBoards {
+        shmem: &shmem,
+        source,
+        inputs: &on_boards,
+        results: &board_results,
+        all: &all,
     };
     let options = shmemplus_cosched::Options {
         cpus: args.device != Device::Fpga,
@@ -697,7 +729,7 @@ fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<
         ..Default::default()
     };
     let report = timer.run("co-scheduled", || {
-        shmemplus_cosched::run(&shmem, u64::from(n), &options, cpu, board)
+        shmemplus_cosched::run(&shmem, u64::from(n), &options, cpu, &board_path)
     })?;
 
     // Every PE's devices into PE 0's table: CPU of PE p in row p, board b of node k in
@@ -741,7 +773,7 @@ fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<
                 idle_s: r[4],
                 chunk: some(r[5]).map(|c| c as u64),
                 predicted_s: some(r[6]),
-                measured_s: some(r[7]),
+                measured_over_model: some(r[7]),
                 failed: r[8] == 1.0,
             })
             .collect()
@@ -1008,7 +1040,7 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
     line(format!("{:<14}{:>12}", "total", ms(r.total_s)));
     if !r.devices.is_empty() {
         line(format!(
-            "{:<24}{:>8}{:>8}{:>11}{:>11}   FastFit chunk (model ms / measured ms)",
+            "{:<24}{:>8}{:>8}{:>11}{:>11}   FastFit chunk (its model time ms, measured/model)",
             "device", "chunks", "images", "busy ms", "idle ms"
         ));
         for d in &r.devices {
@@ -1021,8 +1053,10 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
                 ms(d.idle_s)
             );
             if let (Some(c), Some(p)) = (d.chunk, d.predicted_s) {
-                let m = d.measured_s.map_or("-".into(), ms);
-                l += &format!("   {c} ({} / {m})", ms(p));
+                let m = d
+                    .measured_over_model
+                    .map_or("-".into(), |r| format!("{r:.2}"));
+                l += &format!("   {c} ({} ms, {m})", ms(p));
             }
             if d.failed {
                 l += "   FAILED: retired, its chunk ran on the CPU path";

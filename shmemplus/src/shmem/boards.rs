@@ -48,6 +48,15 @@ impl BoardRun {
         self.run.modeled_s()
     }
 
+    /// On the virtual clock, the instant DONE is modeled at, on the job clock (as
+    /// [`Shmem::now`] reads it): a PE that drives several boards from one thread
+    /// compares it with `now()` to see which run is done by now without moving its
+    /// clock, and waits for the earliest. `None` on the wall clock, where DONE is
+    /// real.
+    pub fn done_at(&self) -> Option<std::time::Duration> {
+        self.done_ns.map(std::time::Duration::from_nanos)
+    }
+
     /// Blocks until DONE and returns the run's report. Its `elapsed_s` is the time on
     /// the job clock from `kernel_start` to DONE: real time on the wall clock; on the
     /// virtual clock the modeled time plus any wait for earlier runs on the board,

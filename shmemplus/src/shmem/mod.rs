@@ -60,6 +60,7 @@ mod teams;
 mod thread;
 mod time;
 mod tuning;
+mod turns;
 mod user_am;
 mod vtime;
 

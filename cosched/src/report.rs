@@ -1,0 +1,128 @@
+//! What a co-scheduled loop reports: per device (each PE's CPU, each board) its
+//! chunks, iterations, busy and idle time, timeline, and for a board its FastFit
+//! training and model.
+//!
+//! This module owns the report's types. It must not measure or decide anything: the
+//! runner and the sizers fill them.
+
+use crate::fastfit::{PipelineModel, Sample};
+use serde::Serialize;
+use std::fmt;
+
+/// A device that runs chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Device {
+    /// The CPU path of a PE (its calling thread).
+    Cpu {
+        /// The PE.
+        pe: u32,
+    },
+    /// A board, driven by its node's first PE.
+    Board {
+        /// The PE that drives it.
+        pe: u32,
+        /// Its node.
+        node: u32,
+        /// The board's number on the node.
+        board: u32,
+    },
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Device::Cpu { pe } => write!(f, "PE {pe} CPU"),
+            Device::Board { pe, node, board } => {
+                write!(f, "node {node} board {board} (PE {pe})")
+            }
+        }
+    }
+}
+
+/// One chunk on a device's timeline, in seconds since the loop started.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Span {
+    /// When the device started the chunk.
+    pub start_s: f64,
+    /// When it had the chunk's results.
+    pub end_s: f64,
+    /// Iterations in the chunk.
+    pub items: u64,
+}
+
+/// What a board's training found and how its chunks compared with the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoardFit {
+    /// The two training chunks.
+    pub samples: [Sample; 2],
+    /// The model through them.
+    pub model: PipelineModel,
+    /// The chunk the model chose for `rho` (its latency plus `service_s`), last.
+    pub chunk: u64,
+    /// The model's time for that chunk.
+    pub predicted_s: f64,
+    /// The median over the chunks after training of their measured time (staging to
+    /// results) divided by the model's time for their size (`None` if the loop ended
+    /// with the training).
+    pub measured_over_model: Option<f64>,
+    /// The mean wait from a chunk's DONE until its driver served it, which the chunk
+    /// choice adds to the model's latency (0 with a thread per board).
+    pub service_s: f64,
+}
+
+/// What one device did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceReport {
+    /// The device.
+    pub device: Device,
+    /// Chunks it completed.
+    pub chunks: u64,
+    /// Iterations it completed.
+    pub items: u64,
+    /// Seconds it spent running chunks.
+    pub busy_s: f64,
+    /// Seconds of the loop it spent not running chunks (from the loop's start until
+    /// every PE had finished).
+    pub idle_s: f64,
+    /// Its chunks in order.
+    pub spans: Vec<Span>,
+    /// A board's training and model (`None` for a CPU, or a board that never finished
+    /// its training).
+    pub fit: Option<BoardFit>,
+    /// Why a board was retired, if it failed (its chunk was rerun on the CPU path).
+    pub failed: Option<String>,
+}
+
+impl DeviceReport {
+    pub(crate) fn new(device: Device) -> DeviceReport {
+        DeviceReport {
+            device,
+            chunks: 0,
+            items: 0,
+            busy_s: 0.0,
+            idle_s: 0.0,
+            spans: Vec::new(),
+            fit: None,
+            failed: None,
+        }
+    }
+
+    pub(crate) fn record(&mut self, span: Span) {
+        self.chunks += 1;
+        self.items += span.items;
+        self.busy_s += span.end_s - span.start_s;
+        self.spans.push(span);
+    }
+}
+
+/// What this PE's devices did in one loop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// This PE.
+    pub pe: u32,
+    /// Seconds from the loop's start until every PE had finished it.
+    pub elapsed_s: f64,
+    /// This PE's CPU (if it took part) and the boards it drove.
+    pub devices: Vec<DeviceReport>,
+}
