@@ -80,9 +80,15 @@ impl WorkPool {
     /// empty. A worker must stop taking after the first `None` (the overflow argument
     /// of the module doc counts on it).
     pub fn take(&self, shmem: &Shmem, want: u64) -> Result<Option<Chunk>> {
-        let want = want.clamp(1, self.n);
         // Under the virtual clock, takes happen in virtual-time order.
         shmem.wait_turn()?;
+        self.take_unordered(shmem, want)
+    }
+
+    /// [`WorkPool::take`] in real-time order, for a PE that has left the turns (see
+    /// [`WorkPool::stop_turns`]).
+    pub fn take_unordered(&self, shmem: &Shmem, want: u64) -> Result<Option<Chunk>> {
+        let want = want.clamp(1, self.n);
         let old = shmem.atomic_fetch_add(&self.counter, 0, want, HOME)?;
         if old >= self.n {
             return Ok(None);
@@ -94,7 +100,13 @@ impl WorkPool {
         }))
     }
 
-    /// Frees the counter (collective, after every worker of this PE has stopped).
+    /// This PE takes no more turns (its ordered takers have stopped): the others no
+    /// longer wait for it. Call it before anything that waits for other PEs.
+    pub fn stop_turns(&self, shmem: &Shmem) -> Result<()> {
+        Ok(shmem.leave_turns()?)
+    }
+
+    /// Frees the counter (collective, after every taker of this PE has stopped).
     pub fn free(self, shmem: &Shmem) -> Result<()> {
         shmem.leave_turns()?;
         shmem.barrier_all()?;

@@ -17,8 +17,9 @@
 //!   counts that wait (see `sizing`).
 //! - **Failover**: a board whose `start`, kernel or `finish` fails is retired and its
 //!   chunk is run at once by the CPU path on the same PE; only if that fails too does
-//!   the loop fail, naming the board. At the end every PE drains the pool on its CPU
-//!   path, so the loop completes even if every board failed. No chunk is lost.
+//!   the loop fail, naming the board. When every PE's devices have stopped, every PE
+//!   drains the pool on its CPU path, so the loop completes even if every board
+//!   failed. No chunk is lost.
 //!
 //! This module owns the drivers. It must not know what an iteration computes (the
 //! caller's closures do), how chunks are sized (`sizing`) nor how the pool stays exact
@@ -203,7 +204,11 @@ where
             cpu_sizer,
         )?
     };
-    // Whatever is left (every board failed, say) runs on the CPU paths.
+    // Whatever is left once every PE's devices have stopped (boards failed, say) runs
+    // on the CPU paths. A PE leaves the turns before the barrier, or the PEs still
+    // taking would wait for its clock.
+    pool.stop_turns(shmem)?;
+    shmem.barrier_all()?;
     drain(&ctx, &mut devices, cpu_sizer())?;
     let start = ctx.start;
     pool.free(shmem)?;
@@ -557,10 +562,12 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
 }
 
 /// The end of the loop on this PE: takes what is left, on the CPU path, recorded as
-/// this PE's CPU. Every PE drains once, after its devices stopped.
+/// this PE's CPU. Every PE drains once, after every PE's devices have stopped (a
+/// barrier), so the pool is empty unless boards failed; those takes are in real-time
+/// order.
 fn drain(ctx: &Ctx<'_>, devices: &mut Vec<DeviceReport>, mut sizer: CpuSizer) -> Result<()> {
     let pe = ctx.shmem.my_pe();
-    while let Some(chunk) = ctx.pool.take(ctx.shmem, sizer.want())? {
+    while let Some(chunk) = ctx.pool.take_unordered(ctx.shmem, sizer.want())? {
         let at = match devices.iter().position(|d| d.device == Device::Cpu { pe }) {
             Some(i) => i,
             None => {

@@ -84,3 +84,24 @@ fn on_the_virtual_clock_the_model_is_the_kernels_own() {
         dump(&r)
     );
 }
+
+#[test]
+fn when_every_board_fails_the_cpus_drain_the_loop() {
+    // The CPUs are left out of the loop, and every board fails on its first chunk:
+    // the chunks rerun on the CPU path and the final drain runs the rest.
+    for clock in ["wall", "virtual"] {
+        let env = [("SHMEMPLUS_FPGAS", "2"), ("SHMEMPLUS_CLOCK", clock)];
+        let r = run_with(PE, 4, Some(2), &["cosched", "20000", "fail-all"], &env);
+        all_ok(&r);
+        for node in 0..2 {
+            for board in 0..2 {
+                let line = format!("node {node} board {board} (PE {}) retired", node * 2);
+                assert!(
+                    r.stdout[node * 2].contains(&line),
+                    "{clock}: {line}\n{}",
+                    dump(&r)
+                );
+            }
+        }
+    }
+}

@@ -39,7 +39,7 @@ use std::process::ExitCode;
 /// the gather approach chosen. Times are on the job clock: virtual time under
 /// SHMEMPLUS_CLOCK=virtual (the CPU path's speed is then the modeled core's: this
 /// host's CPU time / the profile's cpu_speed).
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(
     name = "cbir",
     version,
@@ -85,9 +85,11 @@ struct Args {
     #[arg(long, value_name = "S", default_value_t = 20.0)]
     board_speedup: f64,
     /// How images are shared between the CPUs and the boards: static (a split fixed
-    /// before the run, in proportion to --split-assume) or fastfit (chunks taken at run
+    /// before the run, in proportion to --split-assume), fastfit (chunks taken at run
     /// time from a pool in PE 0's memory: boards in chunks sized by the FastFit model
-    /// after two timed samples, CPUs in chunks sized by their measured speed).
+    /// after two timed samples, CPUs in chunks sized by their measured speed), or
+    /// oracle (every static split with 0%, 10%, ..., 100% of the images on the CPUs,
+    /// run one after the other; reports the best).
     #[arg(long, value_enum, default_value_t = Schedule::Static)]
     schedule: Schedule,
     /// With --schedule static: the board / CPU-core speed ratio the split assumes
@@ -115,6 +117,9 @@ enum Schedule {
     Static,
     /// FastFit: chunks taken at run time (`shmemplus_cosched`).
     Fastfit,
+    /// The best static split, found by running every CPU share of 0%, 10%, ..., 100%
+    /// of each node's images (the MultiStatic baseline of FastFit's paper).
+    Oracle,
 }
 
 /// The most images one board chunk may hold under FastFit (its staging buffer on the
@@ -298,6 +303,14 @@ struct Report {
     kernels: Vec<KernelStat>,
     /// Under FastFit: what each CPU and board did.
     devices: Vec<DeviceLine>,
+    /// Under the oracle: every static split tried and its total time.
+    sweep: Vec<SplitTime>,
+    /// Under the oracle: the total time of the default static split (in proportion to
+    /// --board-speedup) and of FastFit, run after the sweep in the same process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    static_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fastfit_s: Option<f64>,
     top: Vec<Hit>,
     planted: Option<Vec<u32>>,
     ground_truth_ok: Option<bool>,
@@ -307,15 +320,47 @@ struct Report {
 
 fn run(args: &Args) -> Result<()> {
     let source = Source::new(args)?;
+    let shmem = shmemplus::init()?;
+    if args.schedule != Schedule::Static && args.split_assume.is_some() {
+        bail!("--split-assume applies to --schedule static only");
+    }
+    match args.schedule {
+        Schedule::Fastfit => run_fastfit(args, &source, shmem),
+        Schedule::Oracle => run_oracle(args, &source, shmem),
+        Schedule::Static => {
+            if let (Some(run), _) = run_static(args, &source, &shmem)? {
+                conclude(
+                    args,
+                    &shmem,
+                    &source,
+                    &run.query,
+                    run.report,
+                    run.timing.as_ref(),
+                )?;
+            }
+            shmem.finalize()?;
+            Ok(())
+        }
+    }
+}
+
+/// A static run's outcome on PE 0: its report, the kernel timing, the query.
+struct StaticRun {
+    report: Report,
+    timing: Option<shmemplus::fpga_mock::KernelTiming>,
+    query: Features,
+}
+
+/// One run with the static split of `args` (device, --split-assume): every phase,
+/// collective. Returns the outcome on PE 0 (`None` on the other PEs) and, on every
+/// PE, the CPU path's speed in ns per pixel if the boards were used.
+fn run_static(
+    args: &Args,
+    source: &Source,
+    shmem: &shmemplus::Shmem,
+) -> Result<(Option<StaticRun>, Option<f64>)> {
     let approach = GatherApproach::from_number(args.gather)
         .with_context(|| format!("--gather must be 1, 2 or 3, got {}", args.gather))?;
-    let shmem = shmemplus::init()?;
-    if args.schedule == Schedule::Fastfit {
-        if args.split_assume.is_some() {
-            bail!("--split-assume applies to --schedule static only");
-        }
-        return run_fastfit(args, &source, shmem);
-    }
     let (me, topo, boards) = (shmem.my_pe(), shmem.topology(), shmem.fpgas());
     let node = shmem.node();
     let split_assume = args.split_assume.unwrap_or(args.board_speedup);
@@ -354,7 +399,7 @@ fn run(args: &Args) -> Result<()> {
     let stats_len = (topo.nodes * boards) as usize * 2;
     let stats = shmem.alloc::<f64>(stats_len.max(1), Place::Cpu)?;
 
-    let mut timer = PhaseTimer::new(&shmem);
+    let mut timer = PhaseTimer::new(shmem);
     let my_cpu = plan.cpu_share(me);
 
     // Load: every PE its CPU share, every leader its boards' shares; PE 0 computes the
@@ -380,7 +425,7 @@ fn run(args: &Args) -> Result<()> {
     // The boards' speed: the CPU path's, measured on PE 0 (or given), times the speedup.
     let (speed, timing, basis) = if uses_boards {
         let sample = sample_image(&cpu_images, &board_images);
-        let (speed, timing, basis) = board_timing(args, &shmem, &speed_cpu, sample, leader)?;
+        let (speed, timing, basis) = board_timing(args, shmem, &speed_cpu, sample, leader)?;
         (Some(speed), Some(timing), Some(basis))
     } else {
         (None, None, None)
@@ -440,7 +485,7 @@ fn run(args: &Args) -> Result<()> {
             root_results: &root_board,
             node_stage: &node_stage,
         };
-        timer.run("gather", || gather::gather(&shmem, &plan, approach, &bufs))?;
+        timer.run("gather", || gather::gather(shmem, &plan, approach, &bufs))?;
     }
     timer.run("gather cpus", || -> Result<()> {
         if !cpu_records.is_empty() {
@@ -461,7 +506,7 @@ fn run(args: &Args) -> Result<()> {
     })?;
 
     let prediction = if me == ROOT && uses_boards {
-        Some(gather::predict(&shmem, &plan, approach))
+        Some(gather::predict(shmem, &plan, approach))
     } else {
         None
     };
@@ -495,6 +540,7 @@ fn run(args: &Args) -> Result<()> {
     shmem.free(query_cpu)?;
     shmem.free(speed_cpu)?;
     shmem.free(stats)?;
+    let cpu_ns = speed.map(|s| s.cpu_seconds_per_element * 1e9);
 
     if me == ROOT {
         let report = Report {
@@ -527,13 +573,101 @@ fn run(args: &Args) -> Result<()> {
             }),
             kernels: kernel_stats,
             devices: Vec::new(),
+            sweep: Vec::new(),
+            static_s: None,
+            fastfit_s: None,
             top,
             planted: source.planted().map(<[u32]>::to_vec),
             ground_truth_ok: None,
             verified: None,
             serial_s: None,
         };
-        conclude(args, &shmem, &source, &query, report, timing.as_ref())?;
+        return Ok((
+            Some(StaticRun {
+                report,
+                timing,
+                query,
+            }),
+            cpu_ns,
+        ));
+    }
+    Ok((None, cpu_ns))
+}
+
+/// One static split the oracle tried.
+#[derive(Debug, Clone, Serialize)]
+struct SplitTime {
+    /// The share of each node's images on its CPUs (0 to 1, in steps of 0.1).
+    cpu_share: f64,
+    /// The run's total time.
+    total_s: f64,
+}
+
+/// `--schedule oracle`: the static run with 0%, 10%, ..., 100% of each node's images
+/// on its CPUs (`--device fpga` for 0%, `cpu` for 100%, else the hybrid split whose
+/// assumed speed ratio gives that share), one after the other, all with the CPU speed
+/// measured by the first; PE 0 reports every split's time and the best run in full.
+fn run_oracle(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<()> {
+    let (ppn, boards) = (shmem.topology().pes_per_node, shmem.fpgas());
+    if boards == 0 {
+        bail!("--schedule oracle compares CPU/board splits, and this job has no boards");
+    }
+    if args.device != Device::Hybrid {
+        bail!("--schedule oracle tries every split itself: leave --device at hybrid");
+    }
+    let mut sweep = Vec::new();
+    let mut best: Option<StaticRun> = None;
+    let mut try_args = args.clone();
+    // Step 0 runs twice: its first run (cold: first touches of every buffer) is not
+    // counted, so that every split is timed warm.
+    for (i, step) in std::iter::once(0).chain(0..=10u32).enumerate() {
+        let warm_up = i == 0;
+        let cpu_share = f64::from(step) / 10.0;
+        try_args.device = match step {
+            0 => Device::Fpga,
+            10 => Device::Cpu,
+            _ => Device::Hybrid,
+        };
+        // A node's CPUs weigh 1 each and its boards S each: a CPU share f is
+        // S = ppn (1 - f) / (f boards).
+        try_args.split_assume = (step > 0 && step < 10)
+            .then(|| f64::from(ppn) * (1.0 - cpu_share) / (cpu_share * f64::from(boards)));
+        let (run, cpu_ns) = run_static(&try_args, source, &shmem)?;
+        try_args.cpu_ns_per_pixel = try_args.cpu_ns_per_pixel.or(cpu_ns);
+        if warm_up {
+            continue;
+        }
+        if let Some(run) = run {
+            sweep.push(SplitTime {
+                cpu_share,
+                total_s: run.report.total_s,
+            });
+            if best
+                .as_ref()
+                .is_none_or(|b| run.report.total_s < b.report.total_s)
+            {
+                best = Some(run);
+            }
+        }
+    }
+    // In the same process and as warm: the default static split and FastFit.
+    let mut default_args = args.clone();
+    default_args.cpu_ns_per_pixel = try_args.cpu_ns_per_pixel;
+    let (default_static, _) = run_static(&default_args, source, &shmem)?;
+    let fastfit = fastfit_once(&default_args, source, &shmem)?;
+    if let Some(mut best) = best {
+        best.report.schedule = Schedule::Oracle;
+        best.report.sweep = sweep;
+        best.report.static_s = default_static.map(|r| r.report.total_s);
+        best.report.fastfit_s = fastfit.map(|r| r.report.total_s);
+        conclude(
+            args,
+            &shmem,
+            source,
+            &best.query,
+            best.report,
+            best.timing.as_ref(),
+        )?;
     }
     shmem.finalize()?;
     Ok(())
@@ -580,14 +714,22 @@ fn device_row(d: &shmemplus_cosched::DeviceReport) -> [f64; DEVICE_FIELDS] {
     ]
 }
 
-/// The pixels of images `range`, one after the other.
-fn load_chunk(source: &Source, range: &std::ops::Range<u64>) -> Result<Vec<u8>, String> {
-    let mut px = vec![0u8; (range.end - range.start) as usize * PIXELS];
+/// Writes the pixels of images `range`, one after the other, into `px` (a buffer kept
+/// from chunk to chunk: a fresh one per chunk would pay its page faults every time).
+fn load_chunk(
+    source: &Source,
+    range: &std::ops::Range<u64>,
+    px: &mut Vec<u8>,
+) -> Result<(), String> {
+    px.resize((range.end - range.start) as usize * PIXELS, 0);
     for (id, out) in range.clone().zip(px.chunks_exact_mut(PIXELS)) {
         source.fill(id as u32, out).map_err(|e| format!("{e:#}"))?;
     }
-    Ok(px)
+    Ok(())
 }
+
+/// A staging buffer per caller (the CPU path, each board), reused chunk after chunk.
+type Staging = std::sync::Mutex<Vec<u8>>;
 
 /// How a chunk of images runs on a board of this PE's node under FastFit: its pixels
 /// into the board, the kernel, its records back and into PE 0's table.
@@ -597,6 +739,7 @@ struct CbirBoards<'a> {
     inputs: &'a [BoardInputs],
     results: &'a [SymVec<u64>],
     all: &'a SymVec<u64>,
+    staging: Vec<Staging>,
 }
 
 impl shmemplus_cosched::BoardPath for CbirBoards<'_> {
@@ -606,7 +749,10 @@ impl shmemplus_cosched::BoardPath for CbirBoards<'_> {
         range: std::ops::Range<u64>,
     ) -> Result<shmemplus::BoardRun, String> {
         let (bufs, results) = (&self.inputs[board as usize], &self.results[board as usize]);
-        let px = load_chunk(self.source, &range)?;
+        let mut px = self.staging[board as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        load_chunk(self.source, &range, &mut px)?;
         let me = self.shmem.my_pe();
         self.shmem
             .put(&bufs.images, 0, &px, me)
@@ -642,6 +788,26 @@ impl shmemplus_cosched::BoardPath for CbirBoards<'_> {
 /// loaded by the node's first PE, put into the board, run, and its records fetched and
 /// put into the same table. PE 0 then sorts the table.
 fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<()> {
+    if let Some(run) = fastfit_once(args, source, &shmem)? {
+        conclude(
+            args,
+            &shmem,
+            source,
+            &run.query,
+            run.report,
+            run.timing.as_ref(),
+        )?;
+    }
+    shmem.finalize()?;
+    Ok(())
+}
+
+/// One FastFit run (collective); the outcome on PE 0, `None` on the other PEs.
+fn fastfit_once(
+    args: &Args,
+    source: &Source,
+    shmem: &shmemplus::Shmem,
+) -> Result<Option<StaticRun>> {
     let (me, topo, boards) = (shmem.my_pe(), shmem.topology(), shmem.fpgas());
     let node = shmem.node();
     let leader = me == node * topo.pes_per_node;
@@ -680,7 +846,7 @@ fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<
     let rows = topo.n_pes as usize + (topo.nodes * boards) as usize;
     let table = shmem.alloc::<f64>(rows * DEVICE_FIELDS, Place::Cpu)?;
 
-    let mut timer = PhaseTimer::new(&shmem);
+    let mut timer = PhaseTimer::new(shmem);
     timer.run("query", || -> Result<()> {
         if me == ROOT {
             let q = source.query()?;
@@ -693,7 +859,7 @@ fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<
     let (speed, timing, basis) = if use_boards {
         let mut sample = vec![0u8; PIXELS];
         source.fill(0, &mut sample)?;
-        let (speed, timing, basis) = board_timing(args, &shmem, &speed_cpu, &sample, leader)?;
+        let (speed, timing, basis) = board_timing(args, shmem, &speed_cpu, &sample, leader)?;
         if leader {
             for bufs in &on_boards {
                 shmem.put(&bufs.query, 0, &query, me)?;
@@ -704,23 +870,35 @@ fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<
         (None, None, None)
     };
 
+    // The CPU path's buffers, by thread (a failed board's chunk reruns on its thread).
+    let cpu_staging: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
     let cpu = |range: std::ops::Range<u64>| -> Result<(), String> {
-        let px = load_chunk(source, &range)?;
+        let mut px = cpu_staging
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        load_chunk(source, &range, &mut px)?;
         let records: Vec<u64> = range
             .clone()
             .zip(px.chunks_exact(PIXELS))
             .map(|(id, p)| record(sad(&correlogram(p, SIDE, SIDE), &query), id as u32))
             .collect();
+        cpu_staging
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(px);
         shmem
             .put(&all, range.start as usize, &records, ROOT)
             .map_err(|e| e.to_string())
     };
     let board_path = CbirBoards {
-        shmem: &shmem,
+        shmem,
         source,
         inputs: &on_boards,
         results: &board_results,
         all: &all,
+        staging: (0..on_boards.len()).map(|_| Staging::default()).collect(),
     };
     let options = shmemplus_cosched::Options {
         cpus: args.device != Device::Fpga,
@@ -729,7 +907,7 @@ fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<
         ..Default::default()
     };
     let report = timer.run("co-scheduled", || {
-        shmemplus_cosched::run(&shmem, u64::from(n), &options, cpu, &board_path)
+        shmemplus_cosched::run(shmem, u64::from(n), &options, cpu, &board_path)
     })?;
 
     // Every PE's devices into PE 0's table: CPU of PE p in row p, board b of node k in
@@ -821,16 +999,22 @@ fn run_fastfit(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<
             gather: None,
             kernels: Vec::new(),
             devices: lines,
+            sweep: Vec::new(),
+            static_s: None,
+            fastfit_s: None,
             top,
             planted: source.planted().map(<[u32]>::to_vec),
             ground_truth_ok: None,
             verified: None,
             serial_s: None,
         };
-        conclude(args, &shmem, source, &query, report, timing.as_ref())?;
+        return Ok(Some(StaticRun {
+            report,
+            timing,
+            query,
+        }));
     }
-    shmem.finalize()?;
-    Ok(())
+    Ok(None)
 }
 
 /// PE 0's end of a run: checks the ground truth and (with --verify) the serial top k,
@@ -1038,6 +1222,41 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
         }
     }
     line(format!("{:<14}{:>12}", "total", ms(r.total_s)));
+    if !r.sweep.is_empty() {
+        let best = r
+            .sweep
+            .iter()
+            .map(|t| t.total_s)
+            .fold(f64::INFINITY, f64::min);
+        line("oracle: total ms of each static split (share of the images on the CPUs)".into());
+        for t in &r.sweep {
+            let mark = if t.total_s == best {
+                "   best (the run above)"
+            } else {
+                ""
+            };
+            line(format!(
+                "{:>13.0}%{:>12}{mark}",
+                t.cpu_share * 100.0,
+                ms(t.total_s)
+            ));
+        }
+        let vs = |what: &str, t: Option<f64>| {
+            t.map(|t| {
+                format!(
+                    "{what:<14}{:>12}   {:.2}x the best split's time",
+                    ms(t),
+                    t / best
+                )
+            })
+        };
+        if let Some(l) = vs("static", r.static_s) {
+            line(l);
+        }
+        if let Some(l) = vs("fastfit", r.fastfit_s) {
+            line(l);
+        }
+    }
     if !r.devices.is_empty() {
         line(format!(
             "{:<24}{:>8}{:>8}{:>11}{:>11}   FastFit chunk (its model time ms, measured/model)",

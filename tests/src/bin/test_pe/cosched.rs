@@ -58,17 +58,33 @@ impl Marks {
 struct Boards<'a> {
     shmem: &'a Shmem,
     marks: &'a Marks,
-    fail: bool,
+    fail: Fail,
     starts: AtomicU32,
+}
+
+/// Which boards fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fail {
+    /// None.
+    Nothing,
+    /// Board 1 of node 0, on its third chunk.
+    One,
+    /// Every board, on its first chunk (the loop then runs on the CPUs only).
+    All,
 }
 
 impl BoardPath for Boards<'_> {
     fn start(&self, board: u32, range: Range<u64>) -> Result<BoardRun, String> {
-        if self.fail
-            && board == 1
-            && self.shmem.node() == 0
-            && self.starts.fetch_add(1, Ordering::Relaxed) == 2
-        {
+        let fails = match self.fail {
+            Fail::Nothing => false,
+            Fail::One => {
+                board == 1
+                    && self.shmem.node() == 0
+                    && self.starts.fetch_add(1, Ordering::Relaxed) == 2
+            }
+            Fail::All => true,
+        };
+        if fails {
             return Err("the kernel reported an error (injected)".into());
         }
         self.shmem
@@ -82,9 +98,9 @@ impl BoardPath for Boards<'_> {
     }
 }
 
-/// Runs a loop of `n` iterations; with `fail`, board 1 of node 0 fails on its third
-/// chunk.
-pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: bool) -> Result<(), String> {
+/// Runs a loop of `n` iterations with the boards failing as `fail` says; with
+/// `Fail::All` the CPUs are left out, so the final drain must run the loop.
+pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: Fail) -> Result<(), String> {
     let me = shmem.my_pe();
     let len = usize::try_from(n).map_err(|e| e.to_string())?;
     let marks = Marks((0..len).map(|_| AtomicU32::new(0)).collect());
@@ -107,6 +123,7 @@ pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: bool) -> Result<(), String> {
     };
     let options = Options {
         samples: Some((100, 1000)),
+        cpus: fail != Fail::All,
         ..Options::default()
     };
     let report = run(shmem, n, &options, cpu, &boards).map_err(|e| e.to_string())?;
@@ -172,13 +189,18 @@ pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: bool) -> Result<(), String> {
         }
     }
     let failed = report.devices.iter().filter(|d| d.failed.is_some()).count();
-    let want_failed = usize::from(fail && me == 0 && shmem.fpgas() > 1);
+    let leader = me % topo.pes_per_node == 0;
+    let want_failed = match fail {
+        Fail::Nothing => 0,
+        Fail::One => usize::from(me == 0 && shmem.fpgas() > 1),
+        Fail::All => usize::from(leader) * shmem.fpgas() as usize,
+    };
     if failed != want_failed {
         return Err(format!(
             "{failed} boards retired on PE {me}, expected {want_failed}"
         ));
     }
-    if want_failed == 1 && rerun == 0 {
+    if want_failed > 0 && rerun == 0 {
         return Err("the failed board's chunk was not rerun on the CPU path".into());
     }
     shmem.barrier_all().map_err(e2s)?;

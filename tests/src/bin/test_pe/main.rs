@@ -117,11 +117,12 @@ fn main() -> ExitCode {
                 virtual_time::pattern(shmem, arg(1).unwrap_or(6), contended)
             }),
             "cosched" => on_handle(&|shmem| {
-                cosched::cosched(
-                    shmem,
-                    arg(1).unwrap_or(200_000),
-                    args.get(2).map(String::as_str) == Some("fail"),
-                )
+                let fail = match args.get(2).map(String::as_str) {
+                    Some("fail") => cosched::Fail::One,
+                    Some("fail-all") => cosched::Fail::All,
+                    _ => cosched::Fail::Nothing,
+                };
+                cosched::cosched(shmem, arg(1).unwrap_or(200_000), fail)
             }),
             "vt-cpu" => on_handle(&|shmem| virtual_time::cpu(shmem, arg(1).unwrap_or(50))),
             other => Err(format!("unknown mode '{other}'")),
