@@ -326,3 +326,42 @@ fn split_assume_moves_the_static_split() {
     let r = job(CBIR, &shape, &args(&["--split-assume", "0"]));
     failed_with(&r, "speedup");
 }
+
+#[test]
+fn the_oracle_reports_every_split_and_the_best_as_total() {
+    let shape = Shape {
+        n: 2,
+        ..Shape::default()
+    };
+    let r = job(
+        CBIR,
+        &shape,
+        &args(&["--verify", "--schedule", "oracle", "--json"]),
+    );
+    assert_eq!(
+        r.outcome,
+        shmemplus_cli::launcher::JobOutcome::Success,
+        "{}",
+        shmemplus_tests::dump(&r)
+    );
+    let json: serde_json::Value = serde_json::from_str(&r.stdout[0]).unwrap();
+    assert_eq!(json["schedule"], "oracle");
+    assert_eq!(json["verified"], true);
+    let sweep = json["sweep"].as_array().unwrap();
+    let shares: Vec<f64> = sweep
+        .iter()
+        .map(|t| t["cpu_share"].as_f64().unwrap())
+        .collect();
+    assert_eq!(shares.len(), 11, "{shares:?}");
+    assert!(shares
+        .iter()
+        .enumerate()
+        .all(|(i, &f)| (f - i as f64 / 10.0).abs() < 1e-9));
+    let best = sweep
+        .iter()
+        .map(|t| t["total_s"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(json["total_s"].as_f64().unwrap(), best);
+    assert!(json["static_s"].as_f64().unwrap() > 0.0);
+    assert!(json["fastfit_s"].as_f64().unwrap() > 0.0);
+}

@@ -92,8 +92,9 @@ struct Args {
     /// run one after the other; reports the best).
     #[arg(long, value_enum, default_value_t = Schedule::Static)]
     schedule: Schedule,
-    /// With --schedule static: the board / CPU-core speed ratio the split assumes
-    /// (default: --board-speedup, the boards' true speed), to try a wrong guess.
+    /// The board / CPU-core speed ratio the static split assumes (default:
+    /// --board-speedup, the boards' true speed), to try a wrong guess; with --schedule
+    /// oracle, the static split it compares with the best.
     #[arg(long, value_name = "S")]
     split_assume: Option<f64>,
     /// Fix the CPU path's speed (ns per pixel) instead of measuring it at start-up, for
@@ -305,8 +306,9 @@ struct Report {
     devices: Vec<DeviceLine>,
     /// Under the oracle: every static split tried and its total time.
     sweep: Vec<SplitTime>,
-    /// Under the oracle: the total time of the default static split (in proportion to
-    /// --board-speedup) and of FastFit, run after the sweep in the same process.
+    /// Under the oracle: the total time of the static split (in proportion to
+    /// --split-assume, default --board-speedup) and of FastFit, run after the sweep in
+    /// the same process.
     #[serde(skip_serializing_if = "Option::is_none")]
     static_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -321,8 +323,8 @@ struct Report {
 fn run(args: &Args) -> Result<()> {
     let source = Source::new(args)?;
     let shmem = shmemplus::init()?;
-    if args.schedule != Schedule::Static && args.split_assume.is_some() {
-        bail!("--split-assume applies to --schedule static only");
+    if args.schedule == Schedule::Fastfit && args.split_assume.is_some() {
+        bail!("--split-assume applies to the static split (--schedule static or oracle)");
     }
     match args.schedule {
         Schedule::Fastfit => run_fastfit(args, &source, shmem),

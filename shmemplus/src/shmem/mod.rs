@@ -20,6 +20,7 @@
 //! | `thread` | thread levels: `init_thread`, `query_thread` |
 //! | `exit` | `global_exit` |
 //! | `boards` | loading and starting board kernels, [`BoardRun`] on the job clock |
+//! | `turns` | turns in virtual-time order (`join_turns`, `wait_turn`, `leave_turns`) |
 //! | `user_am` | user active messages |
 //! | `atomics`, `p2p`, `locks` | atomic operations, waits and signals, distributed locks |
 //! | `teams`, `collectives`, `calls` | teams, barriers, collectives and their agreement |
