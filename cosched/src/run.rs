@@ -1,5 +1,5 @@
 //! The co-scheduled loop: every PE's CPU and every board of the job take chunks of
-//! one [`WorkPool`] until it is empty; chunk sizes follow [`sizing`](crate::sizing).
+//! one [`WorkPool`] until it is empty; chunk sizes follow the crate's `sizing` module.
 //!
 //! Who drives what: each PE's calling thread runs its CPU chunks; the first PE of each
 //! node also drives its node's boards through the application's [`BoardPath`]
