@@ -253,6 +253,40 @@ struct BoardInputs {
     query: SymVec<u32>,
 }
 
+/// Each board's inputs (`images` images and the query) and results (`images`
+/// records), in board memory; nothing if `used` is false. Collective.
+fn alloc_boards(
+    shmem: &shmemplus::Shmem,
+    used: bool,
+    images: usize,
+) -> Result<(Vec<BoardInputs>, Vec<SymVec<u64>>)> {
+    let (mut inputs, mut results) = (Vec::new(), Vec::new());
+    if used {
+        for b in 0..shmem.fpgas() {
+            inputs.push(BoardInputs {
+                images: shmem.alloc::<u8>(images * PIXELS, Place::Fpga(b))?,
+                query: shmem.alloc::<u32>(FEATURES, Place::Fpga(b))?,
+            });
+            results.push(shmem.alloc::<u64>(images, Place::Fpga(b))?);
+        }
+    }
+    Ok((inputs, results))
+}
+
+/// Frees what [`alloc_boards`] allocated. Collective.
+fn free_boards(
+    shmem: &shmemplus::Shmem,
+    inputs: Vec<BoardInputs>,
+    results: Vec<SymVec<u64>>,
+) -> Result<()> {
+    for (b, r) in inputs.into_iter().zip(results) {
+        shmem.free(b.images)?;
+        shmem.free(b.query)?;
+        shmem.free(r)?;
+    }
+    Ok(())
+}
+
 /// What the boards' kernels reported, per board.
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 struct KernelStat {
@@ -381,17 +415,7 @@ fn run_static(
 
     // Symmetric objects: the same sizes on every PE, in the same order.
     let max_board = plan.max_board_share() as usize;
-    let mut on_boards = Vec::new();
-    let mut board_results = Vec::new();
-    if uses_boards {
-        for b in 0..boards {
-            on_boards.push(BoardInputs {
-                images: shmem.alloc::<u8>(max_board * PIXELS, Place::Fpga(b))?,
-                query: shmem.alloc::<u32>(FEATURES, Place::Fpga(b))?,
-            });
-            board_results.push(shmem.alloc::<u64>(max_board, Place::Fpga(b))?);
-        }
-    }
+    let (on_boards, board_results) = alloc_boards(shmem, uses_boards, max_board)?;
     let query_cpu = shmem.alloc::<u32>(FEATURES, Place::Cpu)?;
     let speed_cpu = shmem.alloc::<f64>(1, Place::Cpu)?;
     let root_board = shmem.alloc::<u64>((plan.total_board() as usize).max(1), Place::Cpu)?;
@@ -531,11 +555,7 @@ fn run_static(
         Vec::new()
     };
 
-    for (b, results) in on_boards.into_iter().zip(board_results) {
-        shmem.free(b.images)?;
-        shmem.free(b.query)?;
-        shmem.free(results)?;
-    }
+    free_boards(shmem, on_boards, board_results)?;
     for obj in [root_board, root_cpu, node_stage] {
         shmem.free(obj)?;
     }
@@ -831,17 +851,7 @@ fn fastfit_once(
     let chunk_len = max_chunk as usize;
 
     // Symmetric objects, the same on every PE in the same order.
-    let mut on_boards = Vec::new();
-    let mut board_results = Vec::new();
-    if use_boards {
-        for b in 0..boards {
-            on_boards.push(BoardInputs {
-                images: shmem.alloc::<u8>(chunk_len * PIXELS, Place::Fpga(b))?,
-                query: shmem.alloc::<u32>(FEATURES, Place::Fpga(b))?,
-            });
-            board_results.push(shmem.alloc::<u64>(chunk_len, Place::Fpga(b))?);
-        }
-    }
+    let (on_boards, board_results) = alloc_boards(shmem, use_boards, chunk_len)?;
     let query_cpu = shmem.alloc::<u32>(FEATURES, Place::Cpu)?;
     let speed_cpu = shmem.alloc::<f64>(1, Place::Cpu)?;
     let all = shmem.alloc::<u64>(n as usize, Place::Cpu)?;
@@ -961,11 +971,7 @@ fn fastfit_once(
         Vec::new()
     };
 
-    for (b, results) in on_boards.into_iter().zip(board_results) {
-        shmem.free(b.images)?;
-        shmem.free(b.query)?;
-        shmem.free(results)?;
-    }
+    free_boards(shmem, on_boards, board_results)?;
     shmem.free(all)?;
     shmem.free(query_cpu)?;
     shmem.free(speed_cpu)?;
