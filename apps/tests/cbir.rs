@@ -365,3 +365,37 @@ fn the_oracle_reports_every_split_and_the_best_as_total() {
     assert!(json["static_s"].as_f64().unwrap() > 0.0);
     assert!(json["fastfit_s"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn fastfit_writes_every_devices_timeline() {
+    let dir = std::env::temp_dir().join(format!("cbir-devices-{}", std::process::id()));
+    assert!(std::fs::create_dir_all(&dir).is_ok());
+    let file = dir.join("devices.json");
+    let shape = Shape {
+        n: 4,
+        pes_per_node: Some(2),
+        env: vec![("SHMEMPLUS_FPGAS", "2")],
+    };
+    let file_arg = file.to_string_lossy().into_owned();
+    let r = job(
+        CBIR,
+        &shape,
+        &args(&["--verify", "--schedule", "fastfit", "--devices", &file_arg]),
+    );
+    verified(&r, "fastfit --devices");
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap_or_default()).unwrap();
+    let devices = t["devices"].as_array().unwrap();
+    // 4 CPUs and 2 boards on each of 2 nodes, each with its chunks.
+    assert_eq!(devices.len(), 8, "{t}");
+    let spans_items: u64 = devices
+        .iter()
+        .flat_map(|d| d["spans"].as_array().unwrap())
+        .map(|s| s["items"].as_u64().unwrap())
+        .sum();
+    assert_eq!(spans_items, 150, "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+    // --devices belongs to FastFit.
+    let r = job(CBIR, &shape, &args(&["--devices", &file_arg]));
+    failed_with(&r, "--devices applies to --schedule fastfit");
+}

@@ -2,6 +2,7 @@
 //! `shmemplus-runtime` crate behind `shmemrun`) under its historical name.
 
 pub mod bench;
+pub mod cosched_plot;
 pub mod info;
 pub mod launcher;
 pub mod model_cli;

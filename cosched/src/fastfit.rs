@@ -13,7 +13,7 @@
 //! must not time anything or take work: the runner does.
 
 use crate::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The fraction of a board's peak throughput that its chunks must reach, in (0, 1).
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize)]
@@ -45,7 +45,7 @@ impl Rho {
 }
 
 /// One timed chunk: `items` iterations took `seconds`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     /// Iterations in the chunk.
     pub items: u64,
@@ -54,7 +54,7 @@ pub struct Sample {
 }
 
 /// A board as a pipeline: `latency_s + c * item_s` seconds for a chunk of `c`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PipelineModel {
     /// Seconds to fill and drain the pipeline (the completion latency), >= 0.
     pub latency_s: f64,

@@ -43,7 +43,7 @@ mod sizing;
 
 pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;
-pub use report::{BoardFit, Device, DeviceReport, Report, Span};
+pub use report::{gather, BoardFit, Device, DeviceReport, Report, Span, Timeline};
 pub use run::{run, BoardPath, NoBoards, Options};
 
 /// What can go wrong in co-scheduling.

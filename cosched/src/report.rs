@@ -1,16 +1,19 @@
 //! What a co-scheduled loop reports: per device (each PE's CPU, each board) its
 //! chunks, iterations, busy and idle time, timeline, and for a board its FastFit
-//! training and model.
+//! training and model; [`gather`] brings every PE's devices to PE 0, and a
+//! [`Timeline`] is what a program writes for `shmemplus cosched-plot`.
 //!
-//! This module owns the report's types. It must not measure or decide anything: the
-//! runner and the sizers fill them.
+//! This module owns the report's types and their gathering. It must not measure or
+//! decide anything: the runner and the sizers fill the reports.
 
 use crate::fastfit::{PipelineModel, Sample};
-use serde::Serialize;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use shmemplus::{Place, Shmem};
 use std::fmt;
 
 /// A device that runs chunks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "kind")]
 pub enum Device {
     /// The CPU path of a PE (its calling thread).
@@ -41,7 +44,7 @@ impl fmt::Display for Device {
 }
 
 /// One chunk on a device's timeline, in seconds since the loop started.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Span {
     /// When the device started the chunk.
     pub start_s: f64,
@@ -52,7 +55,7 @@ pub struct Span {
 }
 
 /// What a board's training found and how its chunks compared with the model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BoardFit {
     /// The two training chunks.
     pub samples: [Sample; 2],
@@ -72,7 +75,7 @@ pub struct BoardFit {
 }
 
 /// What one device did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceReport {
     /// The device.
     pub device: Device,
@@ -125,4 +128,64 @@ pub struct Report {
     pub elapsed_s: f64,
     /// This PE's CPU (if it took part) and the boards it drove.
     pub devices: Vec<DeviceReport>,
+}
+
+/// Every device of a loop, for a plot (`shmemplus cosched-plot`): what a program
+/// writes as JSON after [`gather`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    /// What ran (a title for the plot).
+    pub title: String,
+    /// The job clock the times are on: `wall` or `virtual`.
+    pub clock: String,
+    /// Every device of the job.
+    pub devices: Vec<DeviceReport>,
+}
+
+/// Every PE's devices, on PE 0 (`None` on the others). Collective: every PE calls it
+/// with its own report. Each PE's devices travel as JSON bytes into PE 0's memory at
+/// an offset given by the lengths all PEs exchanged first; PE 0 checks the lengths
+/// (they come from other processes) before it reads.
+pub fn gather(shmem: &Shmem, report: &Report) -> Result<Option<Vec<DeviceReport>>> {
+    let bad = |why: String| Error::Option(format!("gathering the reports: {why}"));
+    let bytes = serde_json::to_vec(&report.devices).map_err(|e| bad(e.to_string()))?;
+    let (me, n) = (shmem.my_pe() as usize, shmem.n_pes() as usize);
+    let mine = shmem.alloc::<u64>(1, Place::Cpu)?;
+    let lens = shmem.alloc::<u64>(n, Place::Cpu)?;
+    shmem.local_write(&mine, 0, &[bytes.len() as u64])?;
+    shmem.fcollect(&shmem.team_world(), &lens, &mine, 1)?;
+    let lens_v = shmem.local_to_vec(&lens)?;
+    let sizes = lens_v
+        .iter()
+        .map(|&l| usize::try_from(l).map_err(|_| bad(format!("a length of {l} bytes"))))
+        .collect::<Result<Vec<usize>>>()?;
+    let total = sizes
+        .iter()
+        .try_fold(0usize, |a, &l| a.checked_add(l))
+        .ok_or_else(|| bad("the lengths overflow".into()))?;
+    let offset: usize = sizes[..me].iter().sum();
+    let all = shmem.alloc::<u8>(total.max(1), Place::Cpu)?;
+    if !bytes.is_empty() {
+        shmem.put(&all, offset, &bytes, 0)?;
+    }
+    shmem.barrier_all()?;
+    let out = if me == 0 {
+        let data = shmem.local_to_vec(&all)?;
+        let mut devices = Vec::new();
+        let mut at = 0;
+        for (pe, &len) in sizes.iter().enumerate() {
+            let part = &data[at..at + len];
+            at += len;
+            let mut d: Vec<DeviceReport> =
+                serde_json::from_slice(part).map_err(|e| bad(format!("PE {pe}'s report: {e}")))?;
+            devices.append(&mut d);
+        }
+        Some(devices)
+    } else {
+        None
+    };
+    shmem.free(all)?;
+    shmem.free(lens)?;
+    shmem.free(mine)?;
+    Ok(out)
 }

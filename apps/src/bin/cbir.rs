@@ -97,6 +97,10 @@ struct Args {
     /// oracle, the static split it compares with the best.
     #[arg(long, value_name = "S")]
     split_assume: Option<f64>,
+    /// With --schedule fastfit: write every device's chunks (a timeline, JSON) to this
+    /// file, for `shmemplus cosched-plot FILE -o throughput.png`.
+    #[arg(long, value_name = "FILE")]
+    devices: Option<PathBuf>,
     /// Fix the CPU path's speed (ns per pixel) instead of measuring it at start-up, for
     /// reproducible board timings.
     #[arg(long, value_name = "NS")]
@@ -359,6 +363,9 @@ fn run(args: &Args) -> Result<()> {
     let shmem = shmemplus::init()?;
     if args.schedule == Schedule::Fastfit && args.split_assume.is_some() {
         bail!("--split-assume applies to the static split (--schedule static or oracle)");
+    }
+    if args.schedule != Schedule::Fastfit && args.devices.is_some() {
+        bail!("--devices applies to --schedule fastfit");
     }
     match args.schedule {
         Schedule::Fastfit => run_fastfit(args, &source, shmem),
@@ -922,6 +929,22 @@ fn fastfit_once(
         shmemplus_cosched::run(shmem, u64::from(n), &options, cpu, &board_path)
     })?;
 
+    if let Some(path) = &args.devices {
+        let devices = shmemplus_cosched::gather(shmem, &report)?;
+        if let Some(devices) = devices {
+            let timeline = shmemplus_cosched::Timeline {
+                title: format!(
+                    "cbir fastfit: {n} images, {} PEs, {boards} board(s) per node, profile {}",
+                    topo.n_pes,
+                    shmem.profile().name
+                ),
+                clock: shmem.clock().name().to_string(),
+                devices,
+            };
+            std::fs::write(path, serde_json::to_vec_pretty(&timeline)?)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
     // Every PE's devices into PE 0's table: CPU of PE p in row p, board b of node k in
     // row n_pes + k * boards + b.
     for d in &report.devices {

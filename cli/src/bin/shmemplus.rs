@@ -1,7 +1,8 @@
 //! `shmemplus`: the tool. `bench` (put/get, barrier, AM, contention, atomics and
 //! collectives microbenchmarks), `info` (a cluster profile and its modeled hop costs),
 //! `model` (the multilevel communication model's equations), `tune` (the self-tuning
-//! pass and its cache) and `trace-plot` (a `--trace` file as a timeline image).
+//! pass and its cache), `trace-plot` (a `--trace` file as a timeline image) and
+//! `cosched-plot` (a co-scheduling timeline as throughput per device).
 //! `bench-pe` and `tune-pe` are the PE programs those commands launch; they are not
 //! meant to be run by hand.
 
@@ -54,6 +55,21 @@ enum Command {
         )]
         output: std::path::PathBuf,
     },
+    /// Draw a co-scheduling timeline (`cbir --schedule fastfit --devices FILE`) as
+    /// throughput per device over time: one line per CPU and board, a point per chunk.
+    CoschedPlot {
+        /// The timeline file (JSON).
+        #[arg(value_name = "DEVICES.json")]
+        timeline: std::path::PathBuf,
+        /// The image to write: .png or .svg.
+        #[arg(
+            short = 'o',
+            long = "output",
+            value_name = "FILE",
+            default_value = "throughput.png"
+        )]
+        output: std::path::PathBuf,
+    },
     /// One PE of a benchmark job (started by `bench`, not by hand).
     #[command(hide = true)]
     BenchPe(BenchOptions),
@@ -77,6 +93,9 @@ fn main() -> ExitCode {
         Command::Info { profile } => info(profile.as_deref()),
         Command::TracePlot { trace, output } => {
             shmemplus_cli::trace_plot::plot_trace(trace, output)
+        }
+        Command::CoschedPlot { timeline, output } => {
+            shmemplus_cli::cosched_plot::plot_cosched(timeline, output)
         }
         // Bad model input is a usage error: exit code 2, like clap's own errors.
         Command::Model(a) => match shmemplus_cli::model_cli::run(a) {
