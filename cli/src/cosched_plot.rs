@@ -7,7 +7,7 @@
 //! This module owns that drawing only. The file format is `shmemplus_cosched`'s, the
 //! font handling and palette are `crate::plot`'s.
 
-use crate::plot::{register_font_once, COLORS, FAMILY, FONT_CANDIDATES};
+use crate::plot::{draw_image, COLORS, FAMILY, FONT_CANDIDATES};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use shmemplus_cosched::Timeline;
@@ -54,30 +54,13 @@ pub fn plot_cosched(path: &Path, out: &Path) -> Result<(), String> {
         return Err(format!("{} has no chunks to draw", path.display()));
     }
     let title = format!("{} ({} clock)", timeline.title, timeline.clock);
-    let ext = out
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match ext.as_deref() {
-        Some("png") => {
-            register_font_once(FONT_CANDIDATES).map_err(|why| {
-                format!(
-                    "cannot write the PNG {}: text needs a TrueType font and {why}",
-                    out.display()
-                )
-            })?;
-            let root = BitMapBackend::new(out, (WIDTH, HEIGHT)).into_drawing_area();
-            draw(root, &title, &timeline.clock, &lines, out)
-        }
-        Some("svg") => {
-            let root = SVGBackend::new(out, (WIDTH, HEIGHT)).into_drawing_area();
-            draw(root, &title, &timeline.clock, &lines, out)
-        }
-        _ => Err(format!(
-            "cannot plot to {}: name the file .png or .svg",
-            out.display()
-        )),
-    }
+    draw_image!(out, (WIDTH, HEIGHT), FONT_CANDIDATES, |root| draw(
+        root,
+        &title,
+        &timeline.clock,
+        &lines,
+        out
+    ))
 }
 
 fn draw<DB: DrawingBackend>(

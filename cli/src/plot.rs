@@ -56,10 +56,61 @@ pub(crate) const COLORS: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-enum Format {
+/// The image format a plot's file name asks for.
+pub(crate) enum Format {
     Svg,
     Png,
 }
+
+/// The format `path`'s extension asks for, or an error that says how to name it.
+pub(crate) fn format_of(path: &Path) -> Result<Format, String> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("svg") => Ok(Format::Svg),
+        Some(e) if e.eq_ignore_ascii_case("png") => Ok(Format::Png),
+        Some(e) => Err(format!(
+            "cannot plot to {}: unsupported extension '.{e}'; name the file .svg or .png",
+            path.display()
+        )),
+        None => Err(format!(
+            "cannot plot to {}: the file name has no extension; name it .svg or .png",
+            path.display()
+        )),
+    }
+}
+
+/// Before writing the PNG `path`: registers a TrueType font from `candidates`, or says
+/// what to install (SVG writes text as text and needs none).
+pub(crate) fn font_for_png(path: &Path, candidates: &[&str]) -> Result<(), String> {
+    register_font_once(candidates).map_err(|why| {
+        format!(
+            "cannot write the PNG {}: text in a PNG needs a TrueType font and {why}. \
+             Install the Debian package fonts-dejavu-core (apt-get install fonts-dejavu-core) \
+             or plot to an .svg file instead",
+            path.display()
+        )
+    })
+}
+
+/// Draws into the image file `$path` of `$size` with `$draw`, an expression that uses
+/// `$root`, the drawing area of the backend the extension asks for (PNG or SVG); for a
+/// PNG the font comes from `$fonts` first. One expression serves both backends, whose
+/// types differ.
+macro_rules! draw_image {
+    ($path:expr, $size:expr, $fonts:expr, |$root:ident| $draw:expr) => {
+        match $crate::plot::format_of($path)? {
+            $crate::plot::Format::Png => {
+                $crate::plot::font_for_png($path, $fonts)?;
+                let $root = BitMapBackend::new($path, $size).into_drawing_area();
+                $draw
+            }
+            $crate::plot::Format::Svg => {
+                let $root = SVGBackend::new($path, $size).into_drawing_area();
+                $draw
+            }
+        }
+    };
+}
+pub(crate) use draw_image;
 
 /// Draws bandwidth (MB/s, 10^6 bytes/s, linear y axis from 0) against transfer size (log2 x axis labelled
 /// 32, 1K, 32K, 1M, 32M ... in bytes with K/M suffixes), one coloured line with point markers per curve, a legend,
@@ -78,43 +129,11 @@ fn render(
     family: &str,
     font_candidates: &[&str],
 ) -> Result<(), String> {
-    let format = match path.extension().and_then(|e| e.to_str()) {
-        Some(e) if e.eq_ignore_ascii_case("svg") => Format::Svg,
-        Some(e) if e.eq_ignore_ascii_case("png") => Format::Png,
-        Some(e) => {
-            return Err(format!(
-                "cannot plot to {}: unsupported extension '.{e}'; name the file .svg or .png",
-                path.display()
-            ))
-        }
-        None => {
-            return Err(format!(
-                "cannot plot to {}: the file name has no extension; name it .svg or .png",
-                path.display()
-            ))
-        }
-    };
+    format_of(path)?;
     validate(curves)?;
-    let font = register_font_once(font_candidates);
-    match format {
-        Format::Png => {
-            if let Err(why) = font {
-                return Err(format!(
-                    "cannot write the PNG {}: text in a PNG needs a TrueType font and {why}. \
-                     Install the Debian package fonts-dejavu-core (apt-get install fonts-dejavu-core) \
-                     or plot to an .svg file instead",
-                    path.display()
-                ));
-            }
-            let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            draw(root, title, curves, family, path)
-        }
-        // SVG writes text as text: without a font only the label widths are estimated.
-        Format::Svg => {
-            let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
-            draw(root, title, curves, family, path)
-        }
-    }
+    draw_image!(path, (WIDTH, HEIGHT), font_candidates, |root| draw(
+        root, title, curves, family, path
+    ))
 }
 
 fn validate(curves: &[Curve]) -> Result<(), String> {

@@ -5,7 +5,7 @@
 //! This module owns that drawing only. The file format is the library's
 //! (`shmemplus::trace`), the font handling and palette are `crate::plot`'s.
 
-use crate::plot::{register_font_once, COLORS, FAMILY, FONT_CANDIDATES};
+use crate::plot::{draw_image, COLORS, FAMILY, FONT_CANDIDATES};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -89,30 +89,9 @@ pub fn plot_trace(trace_path: &Path, out: &Path) -> Result<(), String> {
         trace.other_data.profile
     );
     let height = FRAME + ROW * rows.len() as u32;
-    let ext = out
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match ext.as_deref() {
-        Some("png") => {
-            register_font_once(FONT_CANDIDATES).map_err(|why| {
-                format!(
-                    "cannot write the PNG {}: text needs a TrueType font and {why}",
-                    out.display()
-                )
-            })?;
-            let root = BitMapBackend::new(out, (WIDTH, height)).into_drawing_area();
-            draw(root, &title, &clock, &rows, out)
-        }
-        Some("svg") => {
-            let root = SVGBackend::new(out, (WIDTH, height)).into_drawing_area();
-            draw(root, &title, &clock, &rows, out)
-        }
-        _ => Err(format!(
-            "cannot plot to {}: name the file .png or .svg",
-            out.display()
-        )),
-    }
+    draw_image!(out, (WIDTH, height), FONT_CANDIDATES, |root| draw(
+        root, &title, &clock, &rows, out
+    ))
 }
 
 /// The time unit for a trace spanning `end_us` microseconds: (name, microseconds each).
