@@ -358,6 +358,60 @@ struct Report {
     serial_s: Option<f64>,
 }
 
+impl Report {
+    /// The fields every schedule fills alike (the job, the speeds, the phases, the
+    /// top k); the split's own fields are zero or empty for the caller to set.
+    #[allow(clippy::too_many_arguments)]
+    fn common(
+        args: &Args,
+        source: &Source,
+        shmem: &shmemplus::Shmem,
+        schedule: Schedule,
+        (speed, basis, timing): (
+            Option<BoardSpeed>,
+            Option<String>,
+            Option<shmemplus::fpga_mock::KernelTiming>,
+        ),
+        timer: &PhaseTimer,
+        top: Vec<Hit>,
+    ) -> Report {
+        let topo = shmem.topology();
+        Report {
+            database: source.describe(args.seed),
+            images: source.len(),
+            n_pes: topo.n_pes,
+            nodes: topo.nodes,
+            pes_per_node: topo.pes_per_node,
+            boards_per_node: shmem.fpgas(),
+            profile: shmem.profile().name.clone(),
+            clock: shmem.clock().name(),
+            device: args.device,
+            board_speedup: args.board_speedup,
+            schedule,
+            split_assume: None,
+            images_on_cpus: 0,
+            images_on_boards: 0,
+            max_per_board: 0,
+            cpu_ns_per_pixel: speed.map(|s| s.cpu_seconds_per_element * 1e9),
+            cpu_basis: basis,
+            kernel_ops_per_cycle: timing.map(|t| t.ops_per_cycle),
+            phases: timer.phases().to_vec(),
+            total_s: timer.total(),
+            gather: None,
+            kernels: Vec::new(),
+            devices: Vec::new(),
+            sweep: Vec::new(),
+            static_s: None,
+            fastfit_s: None,
+            top,
+            planted: source.planted().map(<[u32]>::to_vec),
+            ground_truth_ok: None,
+            verified: None,
+            serial_s: None,
+        }
+    }
+}
+
 fn run(args: &Args) -> Result<()> {
     let source = Source::new(args)?;
     let shmem = shmemplus::init()?;
@@ -573,26 +627,10 @@ fn run_static(
 
     if me == ROOT {
         let report = Report {
-            database: source.describe(args.seed),
-            images: plan.n_images(),
-            n_pes: topo.n_pes,
-            nodes: topo.nodes,
-            pes_per_node: topo.pes_per_node,
-            boards_per_node: boards,
-            profile: shmem.profile().name.clone(),
-            clock: shmem.clock().name(),
-            device: args.device,
-            board_speedup: args.board_speedup,
-            schedule: Schedule::Static,
             split_assume: Some(split_assume),
             images_on_cpus: plan.total_cpu(),
             images_on_boards: plan.total_board(),
             max_per_board: plan.max_board_share(),
-            cpu_ns_per_pixel: speed.map(|s| s.cpu_seconds_per_element * 1e9),
-            cpu_basis: basis,
-            kernel_ops_per_cycle: timing.map(|t| t.ops_per_cycle),
-            phases: timer.phases().to_vec(),
-            total_s: timer.total(),
             gather: uses_boards.then(|| GatherReport {
                 approach: approach.number(),
                 description: gather::describe(approach),
@@ -601,15 +639,15 @@ fn run_static(
                 no_prediction: prediction.as_ref().and_then(|p| p.as_ref().err().cloned()),
             }),
             kernels: kernel_stats,
-            devices: Vec::new(),
-            sweep: Vec::new(),
-            static_s: None,
-            fastfit_s: None,
-            top,
-            planted: source.planted().map(<[u32]>::to_vec),
-            ground_truth_ok: None,
-            verified: None,
-            serial_s: None,
+            ..Report::common(
+                args,
+                source,
+                shmem,
+                Schedule::Static,
+                (speed, basis, timing),
+                &timer,
+                top,
+            )
         };
         return Ok((
             Some(StaticRun {
@@ -723,24 +761,19 @@ struct DeviceLine {
     failed: bool,
 }
 
-/// Fields per device in the symmetric table of device reports.
-const DEVICE_FIELDS: usize = 9;
-
-/// One device's report as a row of the table PE 0 collects (`NaN` for absent values;
-/// the first field says whether the row was written).
-fn device_row(d: &shmemplus_cosched::DeviceReport) -> [f64; DEVICE_FIELDS] {
-    let fit = d.fit.as_ref();
-    [
-        1.0,
-        d.chunks as f64,
-        d.items as f64,
-        d.busy_s,
-        d.idle_s,
-        fit.map_or(f64::NAN, |f| f.chunk as f64),
-        fit.map_or(f64::NAN, |f| f.predicted_s),
-        fit.and_then(|f| f.measured_over_model).unwrap_or(f64::NAN),
-        if d.failed.is_some() { 1.0 } else { 0.0 },
-    ]
+/// PE 0's line for one device of the gathered reports.
+fn device_line(d: &shmemplus_cosched::DeviceReport) -> DeviceLine {
+    DeviceLine {
+        device: d.device.to_string(),
+        chunks: d.chunks,
+        images: d.items,
+        busy_s: d.busy_s,
+        idle_s: d.idle_s,
+        chunk: d.fit.as_ref().map(|f| f.chunk),
+        predicted_s: d.fit.as_ref().map(|f| f.predicted_s),
+        measured_over_model: d.fit.as_ref().and_then(|f| f.measured_over_model),
+        failed: d.failed.is_some(),
+    }
 }
 
 /// Writes the pixels of images `range`, one after the other, into `px` (a buffer kept
@@ -862,8 +895,6 @@ fn fastfit_once(
     let query_cpu = shmem.alloc::<u32>(FEATURES, Place::Cpu)?;
     let speed_cpu = shmem.alloc::<f64>(1, Place::Cpu)?;
     let all = shmem.alloc::<u64>(n as usize, Place::Cpu)?;
-    let rows = topo.n_pes as usize + (topo.nodes * boards) as usize;
-    let table = shmem.alloc::<f64>(rows * DEVICE_FIELDS, Place::Cpu)?;
 
     let mut timer = PhaseTimer::new(shmem);
     timer.run("query", || -> Result<()> {
@@ -929,32 +960,25 @@ fn fastfit_once(
         shmemplus_cosched::run(shmem, u64::from(n), &options, cpu, &board_path)
     })?;
 
-    if let Some(path) = &args.devices {
-        let devices = shmemplus_cosched::gather(shmem, &report)?;
-        if let Some(devices) = devices {
-            let timeline = shmemplus_cosched::Timeline {
-                title: format!(
-                    "cbir fastfit: {n} images, {} PEs, {boards} board(s) per node, profile {}",
-                    topo.n_pes,
-                    shmem.profile().name
-                ),
-                clock: shmem.clock().name().to_string(),
-                devices,
-            };
-            std::fs::write(path, serde_json::to_vec_pretty(&timeline)?)
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-    }
-    // Every PE's devices into PE 0's table: CPU of PE p in row p, board b of node k in
-    // row n_pes + k * boards + b.
-    for d in &report.devices {
-        let row = match d.device {
-            shmemplus_cosched::Device::Cpu { pe } => pe as usize,
-            shmemplus_cosched::Device::Board { node, board, .. } => {
-                (topo.n_pes + node * boards + board) as usize
-            }
+    // Every PE's devices on PE 0: CPUs first (by PE), then boards (by node, board).
+    let mut devices = shmemplus_cosched::gather(shmem, &report)?.unwrap_or_default();
+    devices.sort_by_key(|d| match d.device {
+        shmemplus_cosched::Device::Cpu { pe } => (0, pe, 0),
+        shmemplus_cosched::Device::Board { node, board, .. } => (1, node, board),
+    });
+    let lines: Vec<DeviceLine> = devices.iter().map(device_line).collect();
+    if let (Some(path), true) = (&args.devices, me == ROOT) {
+        let timeline = shmemplus_cosched::Timeline {
+            title: format!(
+                "cbir fastfit: {n} images, {} PEs, {boards} board(s) per node, profile {}",
+                topo.n_pes,
+                shmem.profile().name
+            ),
+            clock: shmem.clock().name().to_string(),
+            devices,
         };
-        shmem.put(&table, row * DEVICE_FIELDS, &device_row(d), ROOT)?;
+        std::fs::write(path, serde_json::to_vec_pretty(&timeline)?)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     let top = timer.run("sort", || -> Result<Vec<Hit>> {
         if me != ROOT {
@@ -963,42 +987,11 @@ fn fastfit_once(
         let mut records = shmem.local_to_vec(&all)?;
         Ok(top_k(&mut records, args.top_k))
     })?;
-    let lines = if me == ROOT {
-        let t = shmem.local_to_vec(&table)?;
-        let name = |row: usize| {
-            if row < topo.n_pes as usize {
-                format!("PE {row} CPU")
-            } else {
-                let i = (row - topo.n_pes as usize) as u32;
-                let (k, b) = (i / boards, i % boards);
-                format!("node {k} board {b} (PE {})", k * topo.pes_per_node)
-            }
-        };
-        let some = |x: f64| (!x.is_nan()).then_some(x);
-        t.chunks_exact(DEVICE_FIELDS)
-            .enumerate()
-            .filter(|(_, r)| r[0] == 1.0)
-            .map(|(row, r)| DeviceLine {
-                device: name(row),
-                chunks: r[1] as u64,
-                images: r[2] as u64,
-                busy_s: r[3],
-                idle_s: r[4],
-                chunk: some(r[5]).map(|c| c as u64),
-                predicted_s: some(r[6]),
-                measured_over_model: some(r[7]),
-                failed: r[8] == 1.0,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
 
     free_boards(shmem, on_boards, board_results)?;
     shmem.free(all)?;
     shmem.free(query_cpu)?;
     shmem.free(speed_cpu)?;
-    shmem.free(table)?;
 
     if me == ROOT {
         let on_cpus: u64 = lines
@@ -1007,37 +1000,19 @@ fn fastfit_once(
             .map(|l| l.images)
             .sum();
         let report = Report {
-            database: source.describe(args.seed),
-            images: n,
-            n_pes: topo.n_pes,
-            nodes: topo.nodes,
-            pes_per_node: topo.pes_per_node,
-            boards_per_node: boards,
-            profile: shmem.profile().name.clone(),
-            clock: shmem.clock().name(),
-            device: args.device,
-            board_speedup: args.board_speedup,
-            schedule: Schedule::Fastfit,
-            split_assume: None,
             images_on_cpus: on_cpus as u32,
             images_on_boards: n - on_cpus as u32,
             max_per_board: max_chunk as u32,
-            cpu_ns_per_pixel: speed.map(|s| s.cpu_seconds_per_element * 1e9),
-            cpu_basis: basis,
-            kernel_ops_per_cycle: timing.map(|t| t.ops_per_cycle),
-            phases: timer.phases().to_vec(),
-            total_s: timer.total(),
-            gather: None,
-            kernels: Vec::new(),
             devices: lines,
-            sweep: Vec::new(),
-            static_s: None,
-            fastfit_s: None,
-            top,
-            planted: source.planted().map(<[u32]>::to_vec),
-            ground_truth_ok: None,
-            verified: None,
-            serial_s: None,
+            ..Report::common(
+                args,
+                source,
+                shmem,
+                Schedule::Fastfit,
+                (speed, basis, timing),
+                &timer,
+                top,
+            )
         };
         return Ok(Some(StaticRun {
             report,
