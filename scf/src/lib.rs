@@ -1,0 +1,15 @@
+//! SCF, the System Coordination Framework: an application is a graph of tasks, each
+//! run by a CPU or a board; tasks exchange data only through `send`, `recv`,
+//! `broadcast`, `scatter` and `gather`, by task name; a mapping file says which device
+//! of which PE runs each task, so exploring mappings changes no source code.
+//!
+//! The crate is SCF on the shmemplus runtime, beside SHMEM+ (the PGAS model of the
+//! library itself). Its modules:
+//! - [`graph`]: the task graph file and its checks;
+//! - [`mapping`]: mapping files, the mappings a graph allows, their resolution.
+
+pub mod graph;
+pub mod mapping;
+
+pub use graph::{Channel, Device, Pattern, Placement, SpecError, Task, TaskGraph};
+pub use mapping::{JobShape, Mapping, MappedTask};
