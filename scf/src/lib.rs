@@ -6,10 +6,22 @@
 //! The crate is SCF on the shmemplus runtime, beside SHMEM+ (the PGAS model of the
 //! library itself). Its modules:
 //! - [`graph`]: the task graph file and its checks;
-//! - [`mapping`]: mapping files, the mappings a graph allows, their resolution.
+//! - [`mapping`]: mapping files, the mappings a graph allows, their resolution;
+//! - [`registry`]: what each kind of task does on a CPU and on a board;
+//! - [`task`]: what a CPU task sees (send, recv, broadcast, scatter, gather);
+//! - `channel`: the message queues between tasks, on symmetric memory;
+//! - [`error`]: the error type.
 
+pub(crate) mod channel;
+pub mod error;
 pub mod graph;
 pub mod mapping;
+pub mod registry;
+pub mod task;
+
+pub use error::{Result, ScfError};
+pub use task::TaskCtx;
+pub use registry::{BoardArgs, BoardKernel, CpuTask, Kind, Registry, TaskOutcome};
 
 pub use graph::{Channel, Device, Pattern, Placement, SpecError, Task, TaskGraph};
 pub use mapping::{JobShape, Mapping, MappedTask};
