@@ -164,7 +164,14 @@ impl Channels {
         offset: usize,
     ) -> Result<()> {
         let r = self.ends[c].1.pe;
-        shmem.put_from(&self.bufs[c], self.slot(c, i), src, offset, self.bytes[c], r)?;
+        shmem.put_from(
+            &self.bufs[c],
+            self.slot(c, i),
+            src,
+            offset,
+            self.bytes[c],
+            r,
+        )?;
         self.signal(shmem, c)
     }
 

@@ -341,7 +341,10 @@ impl TaskGraph {
             }
             if let Some(s) = t.cpu_s {
                 if !s.is_finite() || s < 0.0 {
-                    return Err(err(at("cpu_s"), format!("must be finite and >= 0, got {s}")));
+                    return Err(err(
+                        at("cpu_s"),
+                        format!("must be finite and >= 0, got {s}"),
+                    ));
                 }
             }
             let cpu = match &t.cpu {
@@ -728,7 +731,8 @@ mod tests {
             let e = graph(&body).expect_err(&body);
             assert_eq!(e.file, "g.toml");
             assert!(
-                e.field.starts_with(field.split(' ').next().unwrap_or(field)),
+                e.field
+                    .starts_with(field.split(' ').next().unwrap_or(field)),
                 "{body}\n-> {e}"
             );
             assert!(e.problem.contains(problem), "{body}\n-> {e}");

@@ -17,11 +17,14 @@ pub mod error;
 pub mod graph;
 pub mod mapping;
 pub mod registry;
+pub mod route;
+pub mod run;
 pub mod task;
 
 pub use error::{Result, ScfError};
-pub use task::TaskCtx;
 pub use registry::{BoardArgs, BoardKernel, CpuTask, Kind, Registry, TaskOutcome};
+pub use run::{run, RunReport};
+pub use task::TaskCtx;
 
 pub use graph::{Channel, Device, Pattern, Placement, SpecError, Task, TaskGraph};
-pub use mapping::{JobShape, Mapping, MappedTask};
+pub use mapping::{JobShape, MappedTask, Mapping};

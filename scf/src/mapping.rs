@@ -208,7 +208,12 @@ impl Mapping {
         let mut masks: Vec<u32> = (0..1u32 << mappable.len()).collect();
         // Fewer boards first, then by the boards' tasks in file order.
         let k = mappable.len();
-        masks.sort_by_key(|m| (m.count_ones(), (0..k).filter(|i| m & (1 << i) != 0).collect::<Vec<_>>()));
+        masks.sort_by_key(|m| {
+            (
+                m.count_ones(),
+                (0..k).filter(|i| m & (1 << i) != 0).collect::<Vec<_>>(),
+            )
+        });
         Ok(masks
             .into_iter()
             .map(|m| {
@@ -250,7 +255,10 @@ impl Mapping {
             let Some(t) = graph.task_index(&p.task) else {
                 return Err(err(
                     at("task"),
-                    format!("unknown task {:?}: {} has no such task", p.task, graph.source),
+                    format!(
+                        "unknown task {:?}: {} has no such task",
+                        p.task, graph.source
+                    ),
                 ));
             };
             if let Some((_, first)) = &chosen[t] {
@@ -272,7 +280,10 @@ impl Mapping {
                     None => {
                         return Err(err(
                             at("board"),
-                            format!("task {:?} has no fpga placement in the graph: give board", p.task),
+                            format!(
+                                "task {:?} has no fpga placement in the graph: give board",
+                                p.task
+                            ),
                         ))
                     }
                 },
@@ -433,8 +444,11 @@ mod tests {
             assert!(e.to_string().contains(want), "{body}\n-> {e}");
             assert_eq!(e.file, "m.toml");
         }
-        let e = Mapping::from_toml_str("name = \"m\"\n[[place]]\ntask = \"k1\"\ndevice = \"gpu\"", "m.toml")
-            .unwrap_err();
+        let e = Mapping::from_toml_str(
+            "name = \"m\"\n[[place]]\ntask = \"k1\"\ndevice = \"gpu\"",
+            "m.toml",
+        )
+        .unwrap_err();
         assert!(e.problem.contains("not a device"), "{e}");
     }
 }

@@ -16,6 +16,7 @@ mod lifecycle;
 mod locks;
 mod openshmem15;
 mod rma;
+mod scf;
 mod signals;
 mod teams;
 mod tuning;
@@ -123,6 +124,13 @@ fn main() -> ExitCode {
                     _ => cosched::Fail::Nothing,
                 };
                 cosched::cosched(shmem, arg(1).unwrap_or(200_000), fail)
+            }),
+            "scf" => on_handle(&|shmem| {
+                scf::scf(
+                    shmem,
+                    arg(1).unwrap_or(300),
+                    args.get(2).map_or("cpu", String::as_str),
+                )
             }),
             "vt-cpu" => on_handle(&|shmem| virtual_time::cpu(shmem, arg(1).unwrap_or(50))),
             other => Err(format!("unknown mode '{other}'")),
