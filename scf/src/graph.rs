@@ -186,6 +186,8 @@ pub struct TaskGraph {
     pub channels: Vec<Channel>,
     /// Task indices in a topological order (sources first; ties in file order).
     pub order: Vec<usize>,
+    /// Published results to compare with (see [`Reference`]).
+    pub references: Vec<Reference>,
 }
 
 #[derive(Deserialize)]
@@ -198,6 +200,24 @@ struct RawGraph {
     tasks: Vec<RawTask>,
     #[serde(default, rename = "edge")]
     edges: Vec<RawEdge>,
+    #[serde(default, rename = "reference")]
+    references: Vec<Reference>,
+}
+
+/// A published result to print beside explore's: on the system named `profile`, the
+/// best mapping put `fpga_tasks` tasks on boards and ran `speedup` times faster than
+/// all on CPUs (`[[reference]]` tables of the graph file).
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    /// The profile's name (as in its file's `name`).
+    pub profile: String,
+    /// Tasks on boards in the best mapping.
+    pub fpga_tasks: usize,
+    /// The best mapping's speedup over all tasks on CPUs.
+    pub speedup: f64,
+    /// Where the figure comes from.
+    pub source: String,
 }
 
 fn one() -> u64 {
@@ -487,7 +507,16 @@ impl TaskGraph {
                 ),
             )
         })?;
+        for (i, r) in raw.references.iter().enumerate() {
+            if !r.speedup.is_finite() || r.speedup <= 0.0 {
+                return Err(err(
+                    format!("reference[{i}].speedup"),
+                    format!("must be finite and > 0, got {}", r.speedup),
+                ));
+            }
+        }
         Ok(TaskGraph {
+            references: raw.references,
             name: raw.name,
             source: source.to_string(),
             iterations: raw.iterations,

@@ -16,6 +16,7 @@ pub(crate) mod channel;
 pub mod error;
 pub mod graph;
 pub mod mapping;
+pub mod predict;
 pub mod registry;
 pub mod route;
 pub mod run;
@@ -26,5 +27,5 @@ pub use registry::{BoardArgs, BoardKernel, CpuTask, Kind, Registry, TaskOutcome}
 pub use run::{run, RunReport};
 pub use task::TaskCtx;
 
-pub use graph::{Channel, Device, Pattern, Placement, SpecError, Task, TaskGraph};
+pub use graph::{Channel, Device, Pattern, Placement, Reference, SpecError, Task, TaskGraph};
 pub use mapping::{JobShape, MappedTask, Mapping};

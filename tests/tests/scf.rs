@@ -37,3 +37,54 @@ fn board_tasks_exchange_every_message_intact() {
 fn mixed_mapping_on_the_virtual_clock() {
     runs_verified("mixed", "virtual", "300");
 }
+
+/// A worker failing in iteration 5 (its code, or its kernel) or breaking the protocol
+/// ends the job promptly, and the error names the task and the iteration.
+fn fails_naming(mapping: &str, fault: &str, want: &str) {
+    let r = run_with(
+        PE,
+        4,
+        Some(2),
+        &["scf", "50", mapping, fault],
+        &[("SHMEMPLUS_FPGAS", "2")],
+    );
+    assert_ne!(r.outcome, JobOutcome::Success, "{}", dump(&r));
+    assert!(
+        r.stderr.iter().any(|e| e.contains(want)),
+        "wanted {want:?}\n{}",
+        dump(&r)
+    );
+    assert!(
+        r.elapsed.as_secs() < 20,
+        "took {:?}\n{}",
+        r.elapsed,
+        dump(&r)
+    );
+}
+
+#[test]
+fn a_failing_cpu_task_ends_the_job_naming_it() {
+    fails_naming(
+        "cpu",
+        "cpu-fails",
+        "task \"w2\" failed in iteration 5: failed on purpose",
+    );
+}
+
+#[test]
+fn a_failing_kernel_ends_the_job_naming_its_task() {
+    fails_naming(
+        "fpga",
+        "kernel-fails",
+        "task \"w2\" failed in iteration 5: board 0",
+    );
+}
+
+#[test]
+fn a_task_that_skips_a_send_is_named() {
+    fails_naming(
+        "cpu",
+        "skips-send",
+        "task \"w1\", iteration 3: did not send to \"w3\"",
+    );
+}

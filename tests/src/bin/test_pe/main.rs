@@ -130,6 +130,7 @@ fn main() -> ExitCode {
                     shmem,
                     arg(1).unwrap_or(300),
                     args.get(2).map_or("cpu", String::as_str),
+                    args.get(3).map_or("none", String::as_str),
                 )
             }),
             "vt-cpu" => on_handle(&|shmem| virtual_time::cpu(shmem, arg(1).unwrap_or(50))),

@@ -80,21 +80,43 @@ impl CpuTask for Source {
     }
 }
 
+/// A fault to inject into one worker, to check that the job ends naming it.
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    None,
+    /// w2's CPU code fails in iteration 5.
+    CpuFails,
+    /// w2's kernel fails in iteration 5.
+    KernelFails,
+    /// w1 does not send in iteration 3.
+    SkipsSend,
+}
+
 /// The worker on a CPU: every byte of its input plus one, to its one output.
-struct Step;
+struct Step {
+    name: String,
+    fault: Fault,
+}
 
 impl CpuTask for Step {
     fn step(&mut self, ctx: &mut TaskCtx<'_>) -> Result<()> {
         let from = ctx.inputs()[0];
         let to = ctx.outputs()[0];
         let x = ctx.recv(from)?;
+        let i = ctx.iteration();
+        if self.fault == Fault::CpuFails && self.name == "w2" && i == 5 {
+            return Err(ScfError::Failed("failed on purpose".into()));
+        }
+        if self.fault == Fault::SkipsSend && self.name == "w1" && i == 3 {
+            return Ok(());
+        }
         let y: Vec<u8> = x.iter().map(|b| b.wrapping_add(1)).collect();
         ctx.send(to, &y)
     }
 }
 
 /// The same worker as a board kernel (one input, one output of the same size).
-fn step_kernel() -> BoardKernel {
+fn step_kernel(fault: Fault) -> BoardKernel {
     let timing = KernelTiming {
         pipeline_latency_cycles: 100.0,
         clock_hz: 150e6,
@@ -105,8 +127,11 @@ fn step_kernel() -> BoardKernel {
         "scf-test-step",
         timing,
         |args| BoardArgs::from_words(args).map_or(0, |a| a.inputs.first().map_or(0, |i| i.1)),
-        |mem, args| {
+        move |mem, args| {
             let a = BoardArgs::from_words(args)?;
+            if fault == Fault::KernelFails && a.iteration == 5 {
+                return Err("kernel failed on purpose".into());
+            }
             let (&[(io, il)], &[(oo, ol)]) = (a.inputs.as_slice(), a.outputs.as_slice()) else {
                 return Err("step takes one input and one output".into());
             };
@@ -158,18 +183,35 @@ impl CpuTask for Sink {
 }
 
 /// The test registry.
-fn registry() -> Registry {
+fn registry(fault: Fault) -> Registry {
     let mut r = Registry::new();
     r.cpu("source", |_| Source)
-        .cpu("step", |_| Step)
-        .fpga("step", step_kernel())
+        .cpu("step", move |name| Step {
+            name: name.to_string(),
+            fault,
+        })
+        .fpga("step", step_kernel(fault))
         .cpu("sink", |_| Sink::default());
     r
 }
 
 /// Runs the graph for `iterations` under mapping `which` (`cpu`, `fpga`, `mixed`) and
-/// checks PE 0's report: verified, and the mapping's board count.
-pub fn scf(shmem: &Shmem, iterations: u64, which: &str) -> std::result::Result<(), String> {
+/// checks PE 0's report: verified, and the mapping's board count. `fault` (`none`,
+/// `cpu-fails`, `kernel-fails`, `skips-send`) makes a worker fail: the run must then
+/// end with an error naming it.
+pub fn scf(
+    shmem: &Shmem,
+    iterations: u64,
+    which: &str,
+    fault: &str,
+) -> std::result::Result<(), String> {
+    let fault = match fault {
+        "none" => Fault::None,
+        "cpu-fails" => Fault::CpuFails,
+        "kernel-fails" => Fault::KernelFails,
+        "skips-send" => Fault::SkipsSend,
+        other => return Err(format!("unknown fault {other}")),
+    };
     let graph = TaskGraph::from_toml_str(&GRAPH.replace("ITER", &iterations.to_string()), "fan")
         .map_err(|e| e.to_string())?;
     let on_fpga: Vec<usize> = match which {
@@ -179,7 +221,7 @@ pub fn scf(shmem: &Shmem, iterations: u64, which: &str) -> std::result::Result<(
         other => return Err(format!("unknown mapping {other}")),
     };
     let mapping = Mapping::with_fpga_tasks(&graph, &on_fpga);
-    let report = shmemplus_scf::run(shmem, &graph, &mapping, &registry())
+    let report = shmemplus_scf::run(shmem, &graph, &mapping, &registry(fault))
         .map_err(|e: ScfError| e.to_string())?;
     if let Some(r) = report {
         if r.verified != Some(true) {
