@@ -7,5 +7,6 @@ pub mod info;
 pub mod launcher;
 pub mod model_cli;
 pub mod plot;
+pub mod scf_cli;
 pub mod trace_plot;
 pub mod tune_cli;

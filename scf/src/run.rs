@@ -321,7 +321,7 @@ pub fn run(
                         shmem
                             .kernel_start(*board, kernel, &args.to_words())
                             .and_then(|run| run.wait())
-                            .map_err(|e| fail(format!("board {board}: {e}")))?;
+                            .map_err(|e| fail(e.to_string()))?;
                         let computed = shmem.now();
                         for c in graph.inputs(t) {
                             chans.release(shmem, c.id)?;

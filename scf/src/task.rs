@@ -71,6 +71,16 @@ impl<'a> TaskCtx<'a> {
             .collect()
     }
 
+    /// The size of the messages between this task and `other` (either way), if the
+    /// graph has a channel between them.
+    pub fn message_bytes(&self, other: &str) -> Option<usize> {
+        let g = self.graph;
+        let o = g.task_index(other)?;
+        g.channel(self.task, o)
+            .or_else(|| g.channel(o, self.task))
+            .map(|c| self.chans.bytes(c.id))
+    }
+
     /// The handle of the runtime under SCF (for the job clock, say); moving data
     /// through it instead of the primitives bypasses the mapping.
     pub fn shmem(&self) -> &Shmem {

@@ -76,7 +76,7 @@ fn a_failing_kernel_ends_the_job_naming_its_task() {
     fails_naming(
         "fpga",
         "kernel-fails",
-        "task \"w2\" failed in iteration 5: board 0",
+        "task \"w2\" failed in iteration 5: board 0: kernel",
     );
 }
 

@@ -10,7 +10,7 @@ use super::collectives::COLLECTIVE_BLOCKS;
 use super::ops::CONTENTION_BYTES;
 use super::report::Record;
 use super::route::RouteSelection;
-use super::{atomics, collectives, ops, report, rma, sweep, BenchOptions};
+use super::{atomics, collectives, ops, pingpong, report, rma, sweep, BenchOptions};
 use crate::launcher::{run_job, JobOutcome, JobSpec, OutputMode};
 use shmemplus::config::ClockKind;
 use std::ffi::OsString;
@@ -168,6 +168,10 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
 
     if has("packet-sweep") && n >= 2 {
         records.extend(sweep::packet_sweep(&shmem, opts, reps, &record)?);
+    }
+
+    if has("scf-pingpong") && n >= 2 {
+        records.extend(pingpong::pingpong(&shmem, opts, reps, &record)?);
     }
 
     if has("contention") && n >= 2 {

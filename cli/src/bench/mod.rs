@@ -29,6 +29,7 @@ mod atomics;
 mod collectives;
 mod job;
 mod ops;
+mod pingpong;
 mod report;
 mod rma;
 mod route;
@@ -52,8 +53,9 @@ pub struct BenchOptions {
     /// Conduit for put/get: shm (shared mapping) or am (active messages).
     #[arg(long, default_value = "shm")]
     pub conduit: String,
-    /// What to measure: any of rma, barrier, am, contention, packet-sweep (comma
-    /// separated). `contention`: every PE but 0 puts 8 MiB to PE 0 at once, against one
+    /// What to measure: any of rma, barrier, am, contention, packet-sweep,
+    /// scf-pingpong (comma separated). `scf-pingpong`: round-trip bandwidth of a
+    /// ping-pong between PE 0's CPU and PE 1's CPU and board, through SHMEM+ and SCF. `contention`: every PE but 0 puts 8 MiB to PE 0 at once, against one
     /// alone. `packet-sweep`: remote FPGA -> FPGA puts of 4-32 MiB with the tuned
     /// (auto) packet and every candidate of the model's packet search. Default:
     /// rma,barrier,am; none when `--routes` names only route groups.

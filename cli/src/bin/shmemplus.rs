@@ -2,7 +2,8 @@
 //! collectives microbenchmarks), `info` (a cluster profile and its modeled hop costs),
 //! `model` (the multilevel communication model's equations), `tune` (the self-tuning
 //! pass and its cache), `trace-plot` (a `--trace` file as a timeline image) and
-//! `cosched-plot` (a co-scheduling timeline as throughput per device).
+//! `cosched-plot` (a co-scheduling timeline as throughput per device) and `scf` (run
+//! and explore SCF task graphs).
 //! `bench-pe` and `tune-pe` are the PE programs those commands launch; they are not
 //! meant to be run by hand.
 
@@ -70,6 +71,9 @@ enum Command {
         )]
         output: std::path::PathBuf,
     },
+    /// SCF: run a task graph under a mapping, or explore (predict, rank, measure) every
+    /// mapping of a graph.
+    Scf(shmemplus_cli::scf_cli::ScfArgs),
     /// One PE of a benchmark job (started by `bench`, not by hand).
     #[command(hide = true)]
     BenchPe(BenchOptions),
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Command::BenchPe(o) => bench::run_pe(o),
         Command::Tune(o) => shmemplus_cli::tune_cli::run(o),
         Command::TunePe { report } => shmemplus_cli::tune_cli::run_pe(*report),
+        Command::Scf(a) => shmemplus_cli::scf_cli::run(a),
         Command::Info { profile } => info(profile.as_deref()),
         Command::TracePlot { trace, output } => {
             shmemplus_cli::trace_plot::plot_trace(trace, output)
