@@ -12,6 +12,8 @@
 //! data other than through [`TaskCtx`] and [`KernelMemory`], nor decide where a task
 //! runs (the mapping does) or when (the runtime does).
 
+pub mod tracking;
+
 use crate::registry::{BoardArgs, BoardKernel, CpuTask, Registry};
 use crate::task::TaskCtx;
 use crate::{Result, ScfError};
@@ -25,7 +27,7 @@ pub const RELAY: &str = "relay";
 ///
 /// ```
 /// let r = shmemplus_scf::apps::registry();
-/// assert_eq!(r.names(), ["relay"]);
+/// assert_eq!(r.names(), ["kalman", "relay", "sensor", "tracker"]);
 /// ```
 pub fn registry() -> Registry {
     let mut r = Registry::new();
@@ -37,6 +39,7 @@ pub fn registry() -> Registry {
             state_bytes: 0,
         },
     );
+    tracking::register(&mut r);
     r
 }
 
