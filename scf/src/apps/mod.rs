@@ -12,6 +12,7 @@
 //! data other than through [`TaskCtx`] and [`KernelMemory`], nor decide where a task
 //! runs (the mapping does) or when (the runtime does).
 
+pub mod backprojection;
 pub mod tracking;
 
 use crate::registry::{BoardArgs, BoardKernel, CpuTask, Registry};
@@ -27,7 +28,10 @@ pub const RELAY: &str = "relay";
 ///
 /// ```
 /// let r = shmemplus_scf::apps::registry();
-/// assert_eq!(r.names(), ["kalman", "relay", "sensor", "tracker"]);
+/// assert_eq!(
+///     r.names(),
+///     ["assembler", "backproject", "kalman", "projector", "relay", "sensor", "tracker"]
+/// );
 /// ```
 pub fn registry() -> Registry {
     let mut r = Registry::new();
@@ -40,6 +44,7 @@ pub fn registry() -> Registry {
         },
     );
     tracking::register(&mut r);
+    backprojection::register(&mut r);
     r
 }
 
