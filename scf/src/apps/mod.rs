@@ -280,6 +280,7 @@ pub(crate) mod testing {
 mod tests {
     use super::testing::{board, read, run, MEMORY};
     use super::*;
+    use crate::graph::{Device, TaskGraph};
 
     #[test]
     fn relay_kernel_matches_the_function() {
@@ -343,5 +344,52 @@ mod tests {
         assert_eq!(f64s_from_le(&f64s_to_le(&x)), x);
         let y = [1.5f32, -2.25, f32::MIN_POSITIVE];
         assert_eq!(f32s_from_le(&f32s_to_le(&y)), y);
+    }
+
+    /// Every shipped example graph loads, and the registry has each task's kind with
+    /// the devices its placements need.
+    #[test]
+    fn example_graphs_run_on_the_registry() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let reg = registry();
+        for name in ["target-tracking", "backprojection"] {
+            let path = root.join("examples/scf").join(name).join("graph.toml");
+            let g = TaskGraph::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(g.name, name);
+            for t in &g.tasks {
+                let kind = reg
+                    .get(&t.kind)
+                    .unwrap_or_else(|| panic!("{name}: task {}: no kind {:?}", t.name, t.kind));
+                for device in [Device::Cpu, Device::Fpga] {
+                    if t.placement(device).is_some() {
+                        assert!(
+                            kind.runs_on(device),
+                            "{name}: task {} is placed on a {} but kind {} has no {} code",
+                            t.name,
+                            device.name(),
+                            t.kind,
+                            device.name()
+                        );
+                    }
+                }
+            }
+            // The message sizes suit the applications.
+            for c in &g.channels {
+                let from = &g.tasks[c.from].kind;
+                let to = &g.tasks[c.to].kind;
+                match (from.as_str(), to.as_str()) {
+                    ("sensor", "kalman") | ("kalman", "tracker") => {
+                        tracking::samples_per_block(c.bytes).unwrap();
+                    }
+                    ("projector", "backproject") => {
+                        backprojection::angles_per_block(c.bytes).unwrap();
+                    }
+                    ("backproject", "assembler") => {
+                        backprojection::image_side(c.bytes).unwrap();
+                    }
+                    other => panic!("{name}: unexpected channel {other:?}"),
+                }
+            }
+        }
     }
 }
