@@ -10,8 +10,10 @@
 //! - [`registry`]: what each kind of task does on a CPU and on a board;
 //! - [`task`]: what a CPU task sees (send, recv, broadcast, scatter, gather);
 //! - `channel`: the message queues between tasks, on symmetric memory;
-//! - [`error`]: the error type.
+//! - [`error`]: the error type;
+//! - [`apps`]: the shipped applications' kinds (relay, target tracking, backprojection).
 
+pub mod apps;
 pub(crate) mod channel;
 pub mod error;
 pub mod graph;
