@@ -188,6 +188,10 @@ pub struct TaskGraph {
     pub order: Vec<usize>,
     /// Published results to compare with (see [`Reference`]).
     pub references: Vec<Reference>,
+    /// Groups of alike tasks (task indices): mappings that differ only in which
+    /// tasks of a group run on boards are the same mapping, so explore tries how many
+    /// of each group, not which (`interchangeable = [["a", "b"]]` in the file).
+    pub interchangeable: Vec<Vec<usize>>,
 }
 
 #[derive(Deserialize)]
@@ -202,6 +206,8 @@ struct RawGraph {
     edges: Vec<RawEdge>,
     #[serde(default, rename = "reference")]
     references: Vec<Reference>,
+    #[serde(default)]
+    interchangeable: Vec<Vec<String>>,
 }
 
 /// A published result to print beside explore's: on the system named `profile`, the
@@ -515,7 +521,44 @@ impl TaskGraph {
                 ));
             }
         }
+        let mut interchangeable: Vec<Vec<usize>> = Vec::new();
+        for (g, group) in raw.interchangeable.iter().enumerate() {
+            let at = format!("interchangeable[{g}]");
+            let mut members = Vec::new();
+            for name in group {
+                let Some(&t) = index.get(name.as_str()) else {
+                    return Err(err(at, format!("unknown task {name:?}")));
+                };
+                let task = &tasks[t];
+                if task.cpu.is_none() || task.fpga.is_none() {
+                    return Err(err(
+                        at,
+                        format!("task {name:?} has one placement only: nothing to interchange"),
+                    ));
+                }
+                if members.contains(&t) || interchangeable.iter().flatten().any(|&o| o == t) {
+                    return Err(err(at, format!("task {name:?} is listed twice")));
+                }
+                if let Some(&first) = members.first() {
+                    let f: &Task = &tasks[first];
+                    if f.kind != task.kind || f.cpu_s != task.cpu_s {
+                        return Err(err(
+                            at,
+                            format!(
+                                "tasks {:?} and {name:?} differ in kind or cpu_s: they are not alike",
+                                f.name
+                            ),
+                        ));
+                    }
+                }
+                members.push(t);
+            }
+            if members.len() >= 2 {
+                interchangeable.push(members);
+            }
+        }
         Ok(TaskGraph {
+            interchangeable,
             references: raw.references,
             name: raw.name,
             source: source.to_string(),

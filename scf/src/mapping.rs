@@ -170,8 +170,10 @@ impl Mapping {
     }
 
     /// Every mapping of the graph: each task that may run on either device on a CPU or
-    /// on its board, `2^k` mappings for `k` such tasks, all-CPU first. Refuses more than
-    /// 2^12 (explore would run for ever).
+    /// on its board, `2^k` mappings for `k` such tasks, fewer boards first. Tasks of an
+    /// [`TaskGraph::interchangeable`] group count as one choice with `n + 1` options (the
+    /// first `j` of the group on boards). Refuses more than 4096 mappings (explore would
+    /// run for ever).
     ///
     /// ```
     /// use shmemplus_scf::{Mapping, TaskGraph};
@@ -193,38 +195,46 @@ impl Mapping {
     /// # Ok::<(), shmemplus_scf::SpecError>(())
     /// ```
     pub fn enumerate(graph: &TaskGraph) -> Result<Vec<Mapping>, SpecError> {
-        let mappable = graph.mappable();
-        if mappable.len() > 12 {
-            return Err(SpecError::new(
-                &graph.source,
-                "task",
-                format!(
-                    "{} tasks may run on either device: 2^{} mappings are too many to explore (at most 12 such tasks)",
-                    mappable.len(),
-                    mappable.len()
-                ),
-            ));
+        // Each choice: the tasks it may put on boards, in order; option j puts the
+        // first j of a group there (a lone task: 0 or 1).
+        let grouped: Vec<usize> = graph.interchangeable.iter().flatten().copied().collect();
+        let mut choices: Vec<Vec<usize>> = graph.interchangeable.clone();
+        for t in graph.mappable() {
+            if !grouped.contains(&t) {
+                choices.push(vec![t]);
+            }
         }
-        let mut masks: Vec<u32> = (0..1u32 << mappable.len()).collect();
+        choices.sort_by_key(|c| c[0]);
+        let total = choices
+            .iter()
+            .try_fold(1usize, |acc, c| acc.checked_mul(c.len() + 1))
+            .filter(|&n| n <= 4096)
+            .ok_or_else(|| {
+                SpecError::new(
+                    &graph.source,
+                    "task",
+                    format!(
+                        "{} tasks may run on either device: too many mappings to explore (at most 4096; declare alike tasks interchangeable)",
+                        graph.mappable().len()
+                    ),
+                )
+            })?;
+        let mut all: Vec<Vec<usize>> = Vec::with_capacity(total);
+        for mut code in 0..total {
+            let mut on = Vec::new();
+            for c in &choices {
+                let j = code % (c.len() + 1);
+                code /= c.len() + 1;
+                on.extend_from_slice(&c[..j]);
+            }
+            on.sort_unstable();
+            all.push(on);
+        }
         // Fewer boards first, then by the boards' tasks in file order.
-        let k = mappable.len();
-        masks.sort_by_key(|m| {
-            (
-                m.count_ones(),
-                (0..k).filter(|i| m & (1 << i) != 0).collect::<Vec<_>>(),
-            )
-        });
-        Ok(masks
-            .into_iter()
-            .map(|m| {
-                let on: Vec<usize> = mappable
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| m & (1 << i) != 0)
-                    .map(|(_, &t)| t)
-                    .collect();
-                Mapping::with_fpga_tasks(graph, &on)
-            })
+        all.sort_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
+        Ok(all
+            .iter()
+            .map(|on| Mapping::with_fpga_tasks(graph, on))
             .collect())
     }
 
@@ -403,6 +413,62 @@ mod tests {
                 Placement { pe: 1, board: None },
             ]
         );
+    }
+
+    #[test]
+    fn interchangeable_tasks_count_once() {
+        let g = TaskGraph::from_toml_str(
+            r#"
+            name = "g"
+            interchangeable = [["k1", "k2", "k3"]]
+            [[task]]
+            name = "k1"
+            kind = "relay"
+            cpu = { pe = 0 }
+            fpga = { pe = 0, board = 0 }
+            [[task]]
+            name = "k2"
+            kind = "relay"
+            cpu = { pe = 0 }
+            fpga = { pe = 0, board = 0 }
+            [[task]]
+            name = "k3"
+            kind = "relay"
+            cpu = { pe = 0 }
+            fpga = { pe = 0, board = 0 }
+            [[task]]
+            name = "x"
+            kind = "relay"
+            cpu = { pe = 1 }
+            fpga = { pe = 1, board = 0 }
+            "#,
+            "g.toml",
+        )
+        .unwrap();
+        let names: Vec<String> = Mapping::enumerate(&g)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "all-cpu",
+                "fpga:k1",
+                "fpga:x",
+                "fpga:k1+k2",
+                "fpga:k1+x",
+                "fpga:k1+k2+k3",
+                "fpga:k1+k2+x",
+                "all-fpga"
+            ]
+        );
+        let bad = TaskGraph::from_toml_str(
+            "name = \"g\"\ninterchangeable = [[\"a\", \"b\"]]\n[[task]]\nname = \"a\"\nkind = \"k\"\ncpu = { pe = 0 }\nfpga = { pe = 0, board = 0 }\n[[task]]\nname = \"b\"\nkind = \"j\"\ncpu = { pe = 0 }\nfpga = { pe = 0, board = 0 }",
+            "g.toml",
+        )
+        .unwrap_err();
+        assert!(bad.problem.contains("not alike"), "{bad}");
     }
 
     #[test]

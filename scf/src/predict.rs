@@ -216,10 +216,15 @@ pub fn predict(
             Step::Send { c } => {
                 let ch = &graph.channels[c];
                 let (from, to) = (places[ch.from], places[ch.to]);
+                // Hop after hop, each on its resource; the sender is held until the
+                // last hop's occupancy ends (a put returns when its data has left),
+                // and the message is there one latency later.
+                let mut latency = 0.0;
                 for &hop in &routes[c].hops {
                     let Some(cost) = profile.cost(hop) else {
                         continue;
                     };
+                    now += latency;
                     let busy = cost.occupancy(ch.bytes);
                     let start = match hop {
                         HopKind::FpgaRead => res.reserve(
@@ -227,9 +232,11 @@ pub fn predict(
                             now,
                             busy,
                         ),
-                        HopKind::FpgaWrite => {
-                            res.reserve((2, job.node_of(to.pe), to.board.unwrap_or(0)), now, busy)
-                        }
+                        HopKind::FpgaWrite => res.reserve(
+                            (2, job.node_of(to.pe), to.board.unwrap_or(0)),
+                            now,
+                            busy,
+                        ),
                         HopKind::Net => {
                             let (sn, rn) = (job.node_of(from.pe), job.node_of(to.pe));
                             let f_send = res.free.get(&(3, sn, 0)).copied().unwrap_or(0.0);
@@ -240,9 +247,10 @@ pub fn predict(
                             start
                         }
                     };
-                    now = start + busy + cost.latency(ch.bytes);
+                    now = start + busy;
+                    latency = cost.latency(ch.bytes);
                 }
-                delivered[c][iu] = Some(now + signal_s(c));
+                delivered[c][iu] = Some(now + latency + signal_s(c));
             }
         }
         clock[pe] = now;

@@ -266,8 +266,9 @@ pub fn run(
                             used: vec![false; graph.channels.len()],
                             pending_compute: graph.tasks[t].cpu_s.map(Duration::from_secs_f64),
                             comm: Duration::ZERO,
+                            started: shmem.now(),
                         };
-                        let start = shmem.now();
+                        let start = ctx.started;
                         let measured = graph.tasks[t].cpu_s.is_none();
                         shmem.count_cpu_time(measured);
                         let stepped = task.step(&mut ctx);
@@ -324,7 +325,7 @@ pub fn run(
                             .map_err(|e| fail(e.to_string()))?;
                         let computed = shmem.now();
                         for c in graph.inputs(t) {
-                            chans.release(shmem, c.id)?;
+                            chans.release(shmem, c.id, i)?;
                         }
                         for (k, c) in graph.outputs(t).enumerate() {
                             chans.wait_slot(shmem, c.id, i)?;

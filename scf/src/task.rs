@@ -37,6 +37,8 @@ pub struct TaskCtx<'a> {
     pub(crate) pending_compute: Option<Duration>,
     /// Time spent inside send and receive calls this iteration, on the job clock.
     pub(crate) comm: Duration,
+    /// When the step began, on the job clock.
+    pub(crate) started: Duration,
 }
 
 impl<'a> TaskCtx<'a> {
@@ -134,7 +136,7 @@ impl<'a> TaskCtx<'a> {
         let t0 = self.shmem.now();
         self.chans.wait_message(self.shmem, c, self.iteration)?;
         let data = self.chans.read(self.shmem, c, self.iteration)?;
-        self.chans.release(self.shmem, c)?;
+        self.chans.release(self.shmem, c, self.iteration)?;
         self.comm += self.shmem.now().saturating_sub(t0);
         Ok(data)
     }
@@ -188,10 +190,18 @@ impl<'a> TaskCtx<'a> {
         from.iter().map(|f| self.recv(f)).collect()
     }
 
-    /// Charges the task's modeled compute, once, before its first send.
+    /// Charges the task's modeled compute, once, before its first send: what is left
+    /// of it after the time the step has already computed (on the wall clock the real
+    /// computation counts towards it; on the virtual clock it does not move the clock,
+    /// so the whole modeled time is added).
     pub(crate) fn charge_compute(&mut self) {
         if let Some(d) = self.pending_compute.take() {
-            self.shmem.advance(d);
+            let spent = self
+                .shmem
+                .now()
+                .saturating_sub(self.started)
+                .saturating_sub(self.comm);
+            self.shmem.advance(d.saturating_sub(spent));
         }
     }
 

@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// Magic number at the start of every segment ("SHMEM+\0\1").
 const MAGIC: u64 = 0x5348_4d45_4d2b_0001;
 /// Version of the layout below; bumped on any change.
-const LAYOUT_VERSION: u32 = 7;
+const LAYOUT_VERSION: u32 = 8;
 const PAGE: usize = 4096;
 /// Barrier rounds supported: a dissemination barrier over g node groups takes
 /// ceil(log2 g) rounds, so 16 rounds cover 65536 nodes.
@@ -51,6 +51,9 @@ pub const MAX_TEAMS: usize = 32;
 pub const MAX_BOARDS: usize = 16;
 /// Delivery stamps per PE under the virtual clock ([`Control::stamps`]): a power of two.
 pub const STAMP_SLOTS: usize = 1024;
+/// Block delivery stamps per PE under the virtual clock ([`Control::block_stamps`]): a
+/// power of two.
+pub const BLOCK_STAMP_SLOTS: usize = 1024;
 
 /// Pads and aligns a value to its own cache line, so that words written by different
 /// PEs never share a line.
@@ -116,6 +119,9 @@ pub struct Control {
     /// Virtual clock: delivery instants of the writes into this PE's memory, by word
     /// slot (see `shmem::vtime`). Written by the writers, read by this PE's waits.
     pub stamps: [AtomicU64; STAMP_SLOTS],
+    /// Virtual clock: delivery instants of the large writes into this PE's memory, by
+    /// 4 KiB block slot (see `shmem::vtime`).
+    pub block_stamps: [AtomicU64; BLOCK_STAMP_SLOTS],
     /// Virtual clock: the clock this PE last published for turns in virtual-time order
     /// (`shmem::turns`); `u64::MAX` once it takes no more turns. Written by this PE,
     /// read by the others.

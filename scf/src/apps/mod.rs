@@ -129,19 +129,12 @@ fn relay_kernel() -> Kernel {
 
 /// This task's out-channels as (destination, bytes per message), in channel order: what
 /// a task that makes data (rather than transforms a message) needs to size it.
-///
-/// `TaskCtx` names its outputs but not their sizes, so this reads the graph the context
-/// holds; it is the only place the applications look inside the context.
 pub(crate) fn output_sizes<'a>(ctx: &TaskCtx<'a>) -> Result<Vec<(&'a str, usize)>> {
-    let g = ctx.graph;
-    g.outputs(ctx.task)
-        .map(|c| {
-            let to = g.tasks[c.to].name.as_str();
-            let bytes = usize::try_from(c.bytes).map_err(|_| {
-                ScfError::Failed(format!(
-                    "the channel to {to:?} carries {} bytes, more than this machine addresses",
-                    c.bytes
-                ))
+    ctx.outputs()
+        .into_iter()
+        .map(|to| {
+            let bytes = ctx.message_bytes(to).ok_or_else(|| {
+                ScfError::Failed(format!("no channel to {to:?} in the graph"))
             })?;
             Ok((to, bytes))
         })

@@ -15,12 +15,23 @@
 //! returns, or a fetching atomic, moves the reader's clock to at least the stamps of
 //! the words it saw.
 //!
-//! Stamps sit in [`STAMP_SLOTS`] slots per PE, by a hash of the word's offset, and each
-//! keeps the maximum it was given. A slot shared by two words, or a word written
-//! again, can make a reader's clock later than the write it waited for: the result is
-//! still causal (never earlier), and it is exact (and deterministic) when the writes
-//! to a slot happen in the same order in real and in virtual time, as in every
-//! program whose communication pattern does not depend on timing.
+//! Stamps sit in two tables per PE, each slot keeping the maximum it was given:
+//! - a write of fewer than [`BLOCK_WRITE_WORDS`] words stamps each word's slot of
+//!   [`STAMP_SLOTS`] word slots, by a hash of the word's offset;
+//! - a larger write stamps the slot of each 4 KiB block it covers, of
+//!   [`BLOCK_STAMP_SLOTS`] block slots, by a hash of the block's index (all of them if
+//!   it covers that many blocks).
+//!
+//! A reader of a word takes the larger of its word slot and its block slot, so it sees
+//! every write that covered it. A slot shared by two words (or blocks), or a word
+//! written again, can make a reader's clock later than the write it waited for: the
+//! result is still causal (never earlier), and it is exact (and deterministic) when
+//! the writes to a slot happen in the same order in real and in virtual time, as in
+//! every program whose communication pattern does not depend on timing. The block
+//! table is what keeps large writes from reaching every word: with one table, a write
+//! of 8 KiB or more stamped every slot, so a flag waited for elsewhere in the PE's
+//! memory could take the time of a large message from another PE that happened to be
+//! written first in real time but delivered later in virtual time.
 //!
 //! **Barriers.** Each member publishes its clock at arrival in its own control block
 //! (slot by epoch parity); after the release every member takes the maximum over the
@@ -31,15 +42,31 @@
 
 use super::route::Route;
 use super::{Inner, Place};
-use crate::segment::STAMP_SLOTS;
+use crate::segment::{BLOCK_STAMP_SLOTS, STAMP_SLOTS};
 use crate::team::TeamInner;
 use std::sync::atomic::Ordering;
 
-/// The stamp slot of the 8-byte word at CPU byte `offset` (Fibonacci hashing).
+/// Writes of this many words or more stamp blocks rather than words.
+pub(crate) const BLOCK_WRITE_WORDS: usize = 64;
+/// Bytes of a block of the block table.
+const BLOCK_BYTES: usize = 4096;
+
+/// Fibonacci hashing of `key` onto `slots` (a power of two) slots.
+#[inline]
+fn hash_slot(key: u64, slots: usize) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - slots.trailing_zeros())) as usize
+}
+
+/// The stamp slot of the 8-byte word at CPU byte `offset`.
 #[inline]
 fn slot(offset: usize) -> usize {
-    let word = (offset / 8) as u64;
-    (word.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - STAMP_SLOTS.trailing_zeros())) as usize
+    hash_slot((offset / 8) as u64, STAMP_SLOTS)
+}
+
+/// The block stamp slot of the 4 KiB block holding CPU byte `offset`.
+#[inline]
+fn block_slot(offset: usize) -> usize {
+    hash_slot((offset / BLOCK_BYTES) as u64, BLOCK_STAMP_SLOTS)
 }
 
 impl Inner {
@@ -60,15 +87,23 @@ impl Inner {
     /// Stamps the words of `bytes` at CPU `offset` of PE `pe` with `t` (virtual clock
     /// only; call before the bytes move).
     pub(super) fn stamp(&self, pe: usize, offset: usize, bytes: usize, t: u64) {
-        let stamps = &self.segs.seg(pe).control().stamps;
+        let control = self.segs.seg(pe).control();
         let words = bytes.div_ceil(8).max(1);
-        if words >= STAMP_SLOTS {
-            for s in stamps {
+        if words < BLOCK_WRITE_WORDS {
+            for w in 0..words {
+                control.stamps[slot(offset.saturating_add(w * 8))].fetch_max(t, Ordering::AcqRel);
+            }
+            return;
+        }
+        let first = offset / BLOCK_BYTES;
+        let last = offset.saturating_add(bytes.max(1) - 1) / BLOCK_BYTES;
+        if last - first + 1 >= BLOCK_STAMP_SLOTS {
+            for s in &control.block_stamps {
                 s.fetch_max(t, Ordering::AcqRel);
             }
         } else {
-            for w in 0..words {
-                stamps[slot(offset.saturating_add(w * 8))].fetch_max(t, Ordering::AcqRel);
+            for b in first..=last {
+                control.block_stamps[block_slot(b * BLOCK_BYTES)].fetch_max(t, Ordering::AcqRel);
             }
         }
     }
@@ -91,7 +126,10 @@ impl Inner {
     /// `pe` (a wait on this PE saw it, or a fetching atomic read it).
     pub(super) fn observe(&self, pe: usize, offset: usize) {
         if self.clock.is_virtual() {
-            let t = self.segs.seg(pe).control().stamps[slot(offset)].load(Ordering::Acquire);
+            let control = self.segs.seg(pe).control();
+            let t = control.stamps[slot(offset)]
+                .load(Ordering::Acquire)
+                .max(control.block_stamps[block_slot(offset)].load(Ordering::Acquire));
             self.clock.reach(t);
         }
     }
@@ -161,5 +199,13 @@ mod tests {
         assert!(slots.len() >= 60, "{}", slots.len());
         assert!((0..10_000).all(|w| slot(w * 8) < STAMP_SLOTS));
         assert_eq!(slot(8), slot(15), "bytes of one word share a slot");
+    }
+
+    #[test]
+    fn block_slots_spread_neighbouring_blocks() {
+        let slots: std::collections::HashSet<usize> =
+            (0..256).map(|b| block_slot(b * BLOCK_BYTES)).collect();
+        assert_eq!(slots.len(), 256, "256 neighbouring blocks, 256 slots");
+        assert_eq!(block_slot(0), block_slot(BLOCK_BYTES - 1));
     }
 }
