@@ -164,7 +164,8 @@ fn launch(job: &ScfJob<'_>) -> Result<crate::launcher::JobReport, String> {
     }
     if let Some(clock) = job.clock {
         let kind = ClockKind::parse(clock).map_err(|why| format!("bad --clock: {why}"))?;
-        spec.env.push(("SHMEMPLUS_CLOCK".into(), kind.name().into()));
+        spec.env
+            .push(("SHMEMPLUS_CLOCK".into(), kind.name().into()));
     }
     spec.output = job.output;
     spec.handle_signals = true;
@@ -331,7 +332,11 @@ fn explore(a: &ExploreArgs) -> Result<(), String> {
         parse_report(&launch(&job)?)
     };
     // Tasks without cpu_s are measured once, all on CPUs.
-    let measured: Option<Vec<f64>> = if graph.tasks.iter().any(|t| t.cpu.is_some() && t.cpu_s.is_none()) {
+    let measured: Option<Vec<f64>> = if graph
+        .tasks
+        .iter()
+        .any(|t| t.cpu.is_some() && t.cpu_s.is_none())
+    {
         let r = run(Vec::new())?;
         let iters = graph.iterations as f64;
         let per_task = graph
@@ -399,7 +404,9 @@ fn describe_explore(
     rows: &[Explored],
     a: &ExploreArgs,
 ) -> String {
-    let all_cpu = rows.iter().find(|r| r.fpga_tasks == 0 || r.mapping == "all-cpu");
+    let all_cpu = rows
+        .iter()
+        .find(|r| r.fpga_tasks == 0 || r.mapping == "all-cpu");
     let base_pred = all_cpu.map(|r| r.predicted_s);
     let base_meas = all_cpu.and_then(|r| r.measured_s);
     let mut s = format!(
@@ -440,7 +447,10 @@ fn describe_explore(
             sp(base_pred, Some(r.predicted_s))
         ));
         if a.measure {
-            let rank = by_measured.iter().position(|&k| k == i).map_or(0, |p| p + 1);
+            let rank = by_measured
+                .iter()
+                .position(|&k| k == i)
+                .map_or(0, |p| p + 1);
             s.push_str(&format!(
                 "  {:>11.3}  {}  {:>13}",
                 r.measured_s.unwrap_or(f64::NAN) * 1e3,
@@ -450,7 +460,11 @@ fn describe_explore(
         }
         s.push('\n');
     }
-    for rf in graph.references.iter().filter(|r| r.profile == profile.name) {
+    for rf in graph
+        .references
+        .iter()
+        .filter(|r| r.profile == profile.name)
+    {
         let ours = rows.first();
         s.push_str(&format!(
             "  reference ({}): best has {} task(s) on boards, {:.1}x over all-cpu; here: {} ({} on boards), {} predicted{}\n",

@@ -107,7 +107,10 @@ impl Channels {
             .ok()
             .and_then(|k| graph.channels.len().max(1).checked_mul(k))
             .ok_or_else(|| shmemplus::Error::SizeOverflow {
-                what: format!("{slots} counters for each of {} channels", graph.channels.len()),
+                what: format!(
+                    "{slots} counters for each of {} channels",
+                    graph.channels.len()
+                ),
             })?;
         // The counters fill 4 KiB blocks of their own: under the virtual clock a large
         // message stamps the blocks it covers, and a counter sharing one would take

@@ -232,11 +232,9 @@ pub fn predict(
                             now,
                             busy,
                         ),
-                        HopKind::FpgaWrite => res.reserve(
-                            (2, job.node_of(to.pe), to.board.unwrap_or(0)),
-                            now,
-                            busy,
-                        ),
+                        HopKind::FpgaWrite => {
+                            res.reserve((2, job.node_of(to.pe), to.board.unwrap_or(0)), now, busy)
+                        }
                         HopKind::Net => {
                             let (sn, rn) = (job.node_of(from.pe), job.node_of(to.pe));
                             let f_send = res.free.get(&(3, sn, 0)).copied().unwrap_or(0.0);

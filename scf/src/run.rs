@@ -248,6 +248,7 @@ pub fn run(
     // virtual clock counts CPU time only inside tasks without a modeled cost.
     let mut compute = vec![Duration::ZERO; n];
     let mut comm = vec![Duration::ZERO; n];
+    let counted = shmem.counts_cpu_time();
     shmem.count_cpu_time(false);
     shmem.barrier_all()?;
     let t0 = shmem.now();
@@ -342,11 +343,13 @@ pub fn run(
     })();
     // A failed task fails its PE, and the launcher ends the job; nothing below is
     // collective until every PE got here.
-    result?;
-    shmem.quiet()?;
-    shmem.barrier_all()?;
-    let total = shmem.now().saturating_sub(t0);
-    shmem.count_cpu_time(true);
+    let finished = result.and_then(|()| {
+        shmem.quiet()?;
+        shmem.barrier_all()?;
+        Ok(shmem.now().saturating_sub(t0))
+    });
+    shmem.count_cpu_time(counted);
+    let total = finished?;
 
     // Outcomes to PE 0.
     for (t, inst) in instances.iter_mut().enumerate() {

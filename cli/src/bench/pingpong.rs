@@ -11,7 +11,8 @@
 //!   each iteration is one round trip.
 //!
 //! Each figure is the median round trip over the repetitions after one warm-up, and
-//! the bandwidth `2 * size / round trip`. Owns the ping-pong and its table; it must not
+//! the bandwidth `2 * size / round trip`. The SCF tasks have a modeled compute time of
+//! 0, so that under the virtual clock both models' figures are communication only. Owns the ping-pong and its table; it must not
 //! touch SCF's channels (it goes through `shmemplus_scf::run` like any application).
 
 use super::report::{Record, RecordFn};
@@ -65,7 +66,9 @@ fn shmem_pingpong(shmem: &Shmem, size: usize, board: bool, reps: usize) -> Resul
         } else if me == 1 {
             shmem.wait_until(&flags, 0, Cmp::Ge, i + 1).map_err(err)?;
             if board {
-                shmem.put_from(&pong_buf, 0, &ping_buf, 0, size, 0).map_err(err)?;
+                shmem
+                    .put_from(&pong_buf, 0, &ping_buf, 0, size, 0)
+                    .map_err(err)?;
             } else {
                 let mut back = vec![0u8; size];
                 shmem.local_read(&ping_buf, 0, &mut back).map_err(err)?;
@@ -167,15 +170,18 @@ fn scf_pingpong(shmem: &Shmem, size: usize, board: bool, reps: usize) -> Result<
             [[task]]
             name = "ping"
             kind = "ping"
+            cpu_s = 0.0
             cpu = {{ pe = 0 }}
             [[task]]
             name = "pong"
             kind = "pong"
+            cpu_s = 0.0
             cpu = {{ pe = 1 }}
             fpga = {{ pe = 1, board = 0 }}
             [[task]]
             name = "back"
             kind = "back"
+            cpu_s = 0.0
             cpu = {{ pe = 0 }}
             [[edge]]
             from = "ping"
@@ -210,7 +216,11 @@ fn scf_pingpong(shmem: &Shmem, size: usize, board: bool, reps: usize) -> Result<
         .skip(1)
         .filter_map(|(a, b)| b.map(|b| b.saturating_sub(*a).as_secs_f64()))
         .collect();
-    Ok(if rtts.is_empty() { 0.0 } else { median(&mut rtts) })
+    Ok(if rtts.is_empty() {
+        0.0
+    } else {
+        median(&mut rtts)
+    })
 }
 
 /// Both ping-pongs on both routes, every size; PE 0 prints the table.
@@ -243,7 +253,13 @@ pub(super) fn pingpong(
         for size in sizes(opts) {
             let a = shmem_pingpong(shmem, size, board, reps)?;
             let b = scf_pingpong(shmem, size, board, reps)?;
-            let bw = |rtt: f64| if rtt > 0.0 { 2.0 * size as f64 / rtt } else { 0.0 };
+            let bw = |rtt: f64| {
+                if rtt > 0.0 {
+                    2.0 * size as f64 / rtt
+                } else {
+                    0.0
+                }
+            };
             if me == 0 {
                 println!(
                     "{:>9} {:>14.2} {:>14.2} {:>12.1} {:>12.1} {:>9.2}",

@@ -133,9 +133,9 @@ pub(crate) fn output_sizes<'a>(ctx: &TaskCtx<'a>) -> Result<Vec<(&'a str, usize)
     ctx.outputs()
         .into_iter()
         .map(|to| {
-            let bytes = ctx.message_bytes(to).ok_or_else(|| {
-                ScfError::Failed(format!("no channel to {to:?} in the graph"))
-            })?;
+            let bytes = ctx
+                .message_bytes(to)
+                .ok_or_else(|| ScfError::Failed(format!("no channel to {to:?} in the graph")))?;
             Ok((to, bytes))
         })
         .collect()

@@ -40,8 +40,20 @@ impl Shmem {
     /// Reads this PE's own `obj` word by word (atomically, so a concurrent atomic or
     /// signal is never seen torn).
     fn read_words<T: AtomicInt>(&self, obj: &SymVec<T>, out: &mut Vec<T>) -> Result<()> {
+        self.read_some_words(obj, 0, obj.len(), out)
+    }
+
+    /// Reads `count` words of this PE's own `obj` from `first` (as [`Self::read_words`]):
+    /// a wait on one word polls that word only, whatever the object's size.
+    fn read_some_words<T: AtomicInt>(
+        &self,
+        obj: &SymVec<T>,
+        first: usize,
+        count: usize,
+        out: &mut Vec<T>,
+    ) -> Result<()> {
         let inner = self.live()?;
-        let (offset, bytes) = self.locate(obj, 0, obj.len())?;
+        let (offset, bytes) = self.locate(obj, first, count)?;
         out.clear();
         match obj.place {
             Place::Cpu => {
@@ -57,7 +69,7 @@ impl Shmem {
             }
             Place::Fpga(b) => {
                 let board = inner.boards.board(b)?;
-                out.resize(obj.len(), T::zeroed());
+                out.resize(count, T::zeroed());
                 let _serial = inner.boards.atomic_lock();
                 board
                     .read(offset as u64, bytemuck::cast_slice_mut(out))
@@ -87,17 +99,29 @@ impl Shmem {
     fn wait_words<T: AtomicInt, R>(
         &self,
         obj: &SymVec<T>,
+        check: impl FnMut(&[T]) -> Option<R>,
+    ) -> Result<R> {
+        self.wait_some_words(obj, 0, obj.len(), check)
+    }
+
+    /// Waits until `check(words)` gives an answer, reading `count` words of this PE's
+    /// own `obj` from `first` (`words[0]` is `obj[first]`).
+    fn wait_some_words<T: AtomicInt, R>(
+        &self,
+        obj: &SymVec<T>,
+        first: usize,
+        count: usize,
         mut check: impl FnMut(&[T]) -> Option<R>,
     ) -> Result<R> {
         let inner = self.live()?;
         let _call = inner.clock.enter();
         let _span = crate::trace::span("wait", &inner.clock);
-        let mut words = Vec::with_capacity(obj.len());
+        let mut words = Vec::with_capacity(count);
         inner.flush_wakes();
         inner
             .policy
             .wait(&inner.segs.mine().control().user_signal, || {
-                match self.read_words(obj, &mut words) {
+                match self.read_some_words(obj, first, count, &mut words) {
                     Ok(()) => {
                         if let Some(answer) = check(&words) {
                             return Poll::Ready(Ok(answer));
@@ -134,7 +158,7 @@ impl Shmem {
         value: T,
     ) -> Result<()> {
         self.locate(ivar, index, 1)?;
-        self.wait_words(ivar, |w| cmp.holds(w[index], value).then_some(()))?;
+        self.wait_some_words(ivar, index, 1, |w| cmp.holds(w[0], value).then_some(()))?;
         self.saw(ivar, &[index])
     }
 
@@ -147,9 +171,9 @@ impl Shmem {
         value: T,
     ) -> Result<bool> {
         self.locate(ivar, index, 1)?;
-        let mut words = Vec::new();
-        self.read_words(ivar, &mut words)?;
-        let holds = cmp.holds(words[index], value);
+        let mut words = Vec::with_capacity(1);
+        self.read_some_words(ivar, index, 1, &mut words)?;
+        let holds = cmp.holds(words[0], value);
         if holds {
             self.saw(ivar, &[index])?;
         }
@@ -393,7 +417,8 @@ impl Shmem {
         value: u64,
     ) -> Result<u64> {
         self.locate(sig, index, 1)?;
-        let signal = self.wait_words(sig, |w| cmp.holds(w[index], value).then_some(w[index]))?;
+        let signal =
+            self.wait_some_words(sig, index, 1, |w| cmp.holds(w[0], value).then_some(w[0]))?;
         self.saw(sig, &[index])?;
         Ok(signal)
     }

@@ -75,4 +75,20 @@ impl Shmem {
     pub fn count_cpu_time(&self, on: bool) {
         self.inner.clock.count_cpu_time(on);
     }
+
+    /// Whether computation between library calls advances the virtual clock now (see
+    /// [`Shmem::count_cpu_time`]; always false on the wall clock). A library that turns
+    /// counting off for a while restores what it found.
+    ///
+    /// ```
+    /// let shmem = shmemplus::init()?;
+    /// let before = shmem.counts_cpu_time();
+    /// shmem.count_cpu_time(false);
+    /// assert!(!shmem.counts_cpu_time());
+    /// shmem.count_cpu_time(before);
+    /// # Ok::<(), shmemplus::Error>(())
+    /// ```
+    pub fn counts_cpu_time(&self) -> bool {
+        self.inner.clock.counts_cpu_time()
+    }
 }
