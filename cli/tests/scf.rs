@@ -78,9 +78,18 @@ fn explore_ranks_the_tracking_mappings_as_measured_and_as_the_thesis() {
 fn both_case_studies_run_verified_on_native_and_novo_g() {
     for profile in ["native", "novo-g"] {
         for (graph, mapping) in [
-            ("target-tracking/graph.toml", "target-tracking/mappings/two-fpga.toml"),
-            ("backprojection/graph.toml", "backprojection/mappings/all-fpga.toml"),
-            ("backprojection/graph.toml", "backprojection/mappings/all-cpu.toml"),
+            (
+                "target-tracking/graph.toml",
+                "target-tracking/mappings/two-fpga.toml",
+            ),
+            (
+                "backprojection/graph.toml",
+                "backprojection/mappings/all-fpga.toml",
+            ),
+            (
+                "backprojection/graph.toml",
+                "backprojection/mappings/all-cpu.toml",
+            ),
         ] {
             let o = shmemplus(&[
                 "scf",
