@@ -281,12 +281,18 @@ pub(crate) fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> SpecErr
     SpecError::new(file, field, e.message().to_string())
 }
 
+/// Reads a graph or mapping file: its text, and its name for errors.
+pub(crate) fn read_spec(path: &std::path::Path) -> Result<(String, String), SpecError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| SpecError::new(&file, "file", format!("cannot read it: {e}")))?;
+    Ok((text, file))
+}
+
 impl TaskGraph {
     /// Reads and validates a graph file.
     pub fn load(path: &std::path::Path) -> Result<TaskGraph, SpecError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| SpecError::new(&file, "file", format!("cannot read it: {e}")))?;
+        let (text, file) = read_spec(path)?;
         TaskGraph::from_toml_str(&text, &file)
     }
 

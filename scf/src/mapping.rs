@@ -84,9 +84,7 @@ struct RawPlace {
 impl Mapping {
     /// Reads a mapping file (checked against a graph by [`Mapping::resolve`]).
     pub fn load(path: &std::path::Path) -> Result<Mapping, SpecError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| SpecError::new(&file, "file", format!("cannot read it: {e}")))?;
+        let (text, file) = crate::graph::read_spec(path)?;
         Mapping::from_toml_str(&text, &file)
     }
 
