@@ -103,6 +103,17 @@ pub fn run(args: &ScfArgs) -> Result<(), String> {
     }
 }
 
+/// Writes `text` to standard output; a reader that went away (`| head`) is not an
+/// error.
+fn emit(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("stdout: {e}")),
+        _ => Ok(()),
+    }
+}
+
 fn load_graph(path: &Path) -> Result<TaskGraph, String> {
     TaskGraph::load(path).map_err(|e| e.to_string())
 }
@@ -231,12 +242,10 @@ fn pe(a: &PeArgs) -> Result<(), String> {
         .map_err(|e| format!("PE {}: {e}", shmem.my_pe()))?;
     if let Some(r) = report {
         if a.json {
-            println!(
-                "{}",
-                serde_json::to_string(&r).map_err(|e| format!("report: {e}"))?
-            );
+            let line = serde_json::to_string(&r).map_err(|e| format!("report: {e}"))?;
+            emit(&format!("{line}\n"))?;
         } else {
-            print!("{}", describe_run(&r));
+            emit(&describe_run(&r))?;
         }
     }
     shmem.finalize().map_err(|e| e.to_string())
@@ -388,14 +397,10 @@ fn explore(a: &ExploreArgs) -> Result<(), String> {
     }
     rows.sort_by(|x, y| x.predicted_s.total_cmp(&y.predicted_s));
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
-        );
-        return Ok(());
+        let json = serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?;
+        return emit(&format!("{json}\n"));
     }
-    print!("{}", describe_explore(&graph, &profile, &rows, a));
-    Ok(())
+    emit(&describe_explore(&graph, &profile, &rows, a))
 }
 
 fn describe_explore(
