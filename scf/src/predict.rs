@@ -216,10 +216,13 @@ pub fn predict(
             Step::Send { c } => {
                 let ch = &graph.channels[c];
                 let (from, to) = (places[ch.from], places[ch.to]);
-                // Hop after hop, each on its resource; the sender is held until the
-                // last hop's occupancy ends (a put returns when its data has left),
-                // and the message is there one latency later.
+                // Hop after hop, each on its resource; the message is there one
+                // latency after the last hop's occupancy. The sender is held until
+                // its data has left: through the network hop if there is one (the
+                // target's progress thread does the board write on its node), else
+                // through the last hop.
                 let mut latency = 0.0;
+                let mut sender_free = None;
                 for &hop in &routes[c].hops {
                     let Some(cost) = profile.cost(hop) else {
                         continue;
@@ -247,8 +250,12 @@ pub fn predict(
                     };
                     now = start + busy;
                     latency = cost.latency(ch.bytes);
+                    if hop == HopKind::Net {
+                        sender_free = Some(now);
+                    }
                 }
                 delivered[c][iu] = Some(now + latency + signal_s(c));
+                now = sender_free.unwrap_or(now);
             }
         }
         clock[pe] = now;

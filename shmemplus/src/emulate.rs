@@ -111,6 +111,9 @@ pub struct Emulation {
     clock: Arc<JobClock>,
     /// The latest delivery instant of this PE's puts (what `quiet` waits for).
     undelivered_until: AtomicU64,
+    /// The latest delivery instant of this PE's puts to each PE (what a later write to
+    /// that PE is stamped no earlier than, under the virtual clock).
+    undelivered_to: Vec<AtomicU64>,
     /// Per node on another host: a private, zeroed control block standing in for its
     /// leader's, whose timelines this PE charges alone (a host cannot reach another
     /// host's timelines at the cost of one word; see docs on the MPI conduit).
@@ -147,6 +150,7 @@ impl Emulation {
                     None => Some(zeroed_control()),
                 })
                 .collect(),
+            undelivered_to: (0..topology.n_pes).map(|_| AtomicU64::new(0)).collect(),
             topology,
             segs,
             clock,
@@ -344,6 +348,23 @@ impl Emulation {
     /// The latest delivery instant of this PE's puts so far.
     pub fn undelivered_until(&self) -> u64 {
         self.undelivered_until.load(Ordering::Acquire)
+    }
+
+    /// Records that a put to PE `target` (its CPU or a board) is delivered at
+    /// `delivered` (see [`Emulation::undelivered_to`]).
+    pub fn record_delivery_to(&self, target: usize, delivered: u64) {
+        if let Some(t) = self.undelivered_to.get(target) {
+            t.fetch_max(delivered, Ordering::AcqRel);
+        }
+    }
+
+    /// The latest delivery instant of this PE's puts to PE `target` so far: a later
+    /// write to `target` is not observed before it (OpenSHMEM orders puts to one PE by
+    /// `fence`; puts to different PEs only by `quiet`, which reaches every delivery).
+    pub fn undelivered_to(&self, target: usize) -> u64 {
+        self.undelivered_to
+            .get(target)
+            .map_or_else(|| self.undelivered_until(), |t| t.load(Ordering::Acquire))
     }
 
     /// The modeled time of a packetized transfer on an idle cluster: the same

@@ -631,7 +631,11 @@ impl Shmem {
                 .unwrap_or_default()
         };
         let packet = self.packet_size(op, route, bytes, &mut hops_of);
-        emu.transfer_packets(op, bytes, packet, start, deferred, &mut hops_of)
+        let done = emu.transfer_packets(op, bytes, packet, start, deferred, &mut hops_of);
+        if let (Some(c), RmaOp::Put) = (done, op) {
+            emu.record_delivery_to(route.pe, c.delivered);
+        }
+        done
     }
 }
 

@@ -10,8 +10,12 @@
 //! delivery instant, *before* the bytes move (so a reader that sees the bytes sees the
 //! stamp: the stamp is a `fetch_max` with release order, then the copy or the AM; the
 //! reader's acquire load of the word precedes its acquire load of the stamp). The
-//! stamp is at least the writer's latest put delivery, so a flag written after data
-//! (with or without `fence`) never lets the data be observed early. A wait that
+//! stamp is at least the delivery of the writer's latest put to the same PE, so a flag
+//! written after data to that PE (with or without `fence`) never lets the data be
+//! observed early; data to another PE is ordered before the flag only by `quiet`,
+//! which moves the writer's clock past its delivery (OpenSHMEM's own rule). Counting
+//! every PE's puts instead would stamp a flag to one PE with the delivery of a slow
+//! transfer to another, and the flag's reader would wait for it in virtual time. A wait that
 //! returns, or a fetching atomic, moves the reader's clock to at least the stamps of
 //! the words it saw.
 //!
@@ -70,16 +74,19 @@ fn block_slot(offset: usize) -> usize {
 }
 
 impl Inner {
-    /// The instant a write issued now by this PE is stamped with: no earlier than
-    /// `delivered` (its own modeled delivery, if charged), this PE's clock, and every
-    /// put it issued before.
-    pub(super) fn write_stamp(&self, delivered: Option<u64>) -> u64 {
+    /// The instant a write to PE `target` issued now by this PE is stamped with: no
+    /// earlier than `delivered` (its own modeled delivery, if charged), this PE's
+    /// clock, and every put it issued before to `target`. Puts to other PEs do not
+    /// count: OpenSHMEM orders them only by `quiet`, which moves this PE's clock past
+    /// their delivery (so a flag to one PE after data to another, with `quiet`
+    /// between, is still stamped after the data).
+    pub(super) fn write_stamp(&self, target: usize, delivered: Option<u64>) -> u64 {
         let mut t = self.clock.now_ns();
         if let Some(d) = delivered {
             t = t.max(d);
         }
         if let Some(emu) = &self.emulation {
-            t = t.max(emu.undelivered_until());
+            t = t.max(emu.undelivered_to(target));
         }
         t
     }
@@ -118,7 +125,7 @@ impl Inner {
         delivered: Option<u64>,
     ) {
         if self.clock.is_virtual() && route.place == Place::Cpu {
-            self.stamp(route.pe, offset, bytes, self.write_stamp(delivered));
+            self.stamp(route.pe, offset, bytes, self.write_stamp(route.pe, delivered));
         }
     }
 
@@ -170,7 +177,7 @@ impl Inner {
     /// `delivered` (the signal's modeled delivery, if charged).
     pub(super) fn stamp_arrival(&self, team: &TeamInner, to: usize, delivered: Option<u64>) {
         if self.clock.is_virtual() {
-            let t = self.write_stamp(delivered);
+            let t = self.write_stamp(to, delivered);
             self.segs.seg(to).control().teams[team.slot]
                 .arrival_stamp
                 .fetch_max(t, Ordering::AcqRel);
