@@ -176,3 +176,28 @@ fn bad_graphs_and_mappings_are_refused_naming_the_problem() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn explore_measures_tasks_without_a_modeled_cost_once() {
+    let dir = std::env::temp_dir().join(format!("scf-measure-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let graph = dir.join("g.toml");
+    // "b" has no cpu_s: explore runs the graph once, all on CPUs, to measure it.
+    std::fs::write(
+        &graph,
+        "name = \"m\"\niterations = 4\n[[task]]\nname = \"a\"\nkind = \"relay\"\ncpu_s = 0.001\ncpu = { pe = 0 }\n[[task]]\nname = \"b\"\nkind = \"relay\"\ncpu = { pe = 1 }\nfpga = { pe = 1, board = 0 }\n[[edge]]\nfrom = \"a\"\nto = \"b\"\npattern = \"send\"\nbytes = 4096\n",
+    )
+    .unwrap();
+    let o = shmemplus(&["scf", "explore", graph.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let rows = rows.as_array().expect("an array");
+    assert_eq!(rows.len(), 2, "{}", text(&o));
+    for r in rows {
+        // At least a's 4 x 1 ms of modeled compute.
+        let p = r["predicted_s"].as_f64().expect("predicted_s");
+        assert!(p >= 0.004, "{r}");
+        assert!(r.get("measured_s").is_none(), "{r}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

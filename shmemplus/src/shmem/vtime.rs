@@ -125,7 +125,12 @@ impl Inner {
         delivered: Option<u64>,
     ) {
         if self.clock.is_virtual() && route.place == Place::Cpu {
-            self.stamp(route.pe, offset, bytes, self.write_stamp(route.pe, delivered));
+            self.stamp(
+                route.pe,
+                offset,
+                bytes,
+                self.write_stamp(route.pe, delivered),
+            );
         }
     }
 
