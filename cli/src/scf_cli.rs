@@ -133,6 +133,8 @@ fn pes_needed(graph: &TaskGraph) -> u32 {
 /// What one SCF job runs.
 struct ScfJob<'a> {
     graph: &'a Path,
+    /// The CPU heap its channels need (`shmemplus_scf::run::cpu_heap_bytes`).
+    heap: Option<u64>,
     mapping: MappingArg<'a>,
     profile: Option<&'a str>,
     clock: Option<&'a str>,
@@ -178,6 +180,14 @@ fn launch(job: &ScfJob<'_>) -> Result<crate::launcher::JobReport, String> {
         spec.env
             .push(("SHMEMPLUS_CLOCK".into(), kind.name().into()));
     }
+    // A larger heap than the default when the channels need it, unless the user set one.
+    if std::env::var_os("SHMEM_SYMMETRIC_SIZE").is_none() {
+        let default = shmemplus::config::DEFAULT_SYMMETRIC_SIZE as u64;
+        if let Some(h) = job.heap.filter(|&h| h > default) {
+            spec.env
+                .push(("SHMEM_SYMMETRIC_SIZE".into(), h.to_string().into()));
+        }
+    }
     spec.output = job.output;
     spec.handle_signals = true;
     spec.timeout = Some(Duration::from_secs(900));
@@ -206,6 +216,7 @@ fn run_cmd(a: &RunArgs) -> Result<(), String> {
     }
     let job = ScfJob {
         graph: &a.graph,
+        heap: shmemplus_scf::run::cpu_heap_bytes(&graph),
         mapping: match &a.mapping {
             Some(m) => MappingArg::File(m),
             None => MappingArg::OnFpga(Vec::new()),
@@ -331,6 +342,7 @@ fn explore(a: &ExploreArgs) -> Result<(), String> {
     let run = |on_fpga: Vec<String>| -> Result<serde_json::Value, String> {
         let job = ScfJob {
             graph: &a.graph,
+            heap: shmemplus_scf::run::cpu_heap_bytes(&graph),
             mapping: MappingArg::OnFpga(on_fpga),
             profile: Some(&a.profile),
             clock: Some(&a.clock),

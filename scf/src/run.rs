@@ -85,6 +85,40 @@ pub struct RunReport {
     pub channels: Vec<ChannelReport>,
 }
 
+/// The CPU symmetric heap a run of `graph` allocates at most, in bytes (every channel's
+/// slots as if its receiver were on a CPU, the counters, the outcome table), or `None`
+/// if that does not fit a `u64`. A launcher sizes `SHMEM_SYMMETRIC_SIZE` with it.
+///
+/// ```
+/// use shmemplus_scf::{run::cpu_heap_bytes, TaskGraph};
+/// let g = TaskGraph::from_toml_str(
+///     "name = \"g\"\n[[task]]\nname = \"a\"\nkind = \"k\"\ncpu = { pe = 0 }\n[[task]]\nname = \"b\"\nkind = \"k\"\ncpu = { pe = 1 }\n[[edge]]\nfrom = \"a\"\nto = \"b\"\npattern = \"send\"\nbytes = 100000000",
+///     "g",
+/// )?;
+/// assert!(cpu_heap_bytes(&g).unwrap() >= 200_000_000);
+/// # Ok::<(), shmemplus_scf::SpecError>(())
+/// ```
+pub fn cpu_heap_bytes(graph: &TaskGraph) -> Option<u64> {
+    let slots = crate::channel::SLOTS;
+    let mut total: u64 = 0;
+    for c in &graph.channels {
+        let stride = c.bytes.checked_next_multiple_of(64)?;
+        // Each allocation may be padded to its alignment: a page each, generously.
+        total = total.checked_add(stride.checked_mul(slots)?.checked_add(4096)?)?;
+    }
+    let n = graph.tasks.len() as u64;
+    let counters = (graph.channels.len() as u64)
+        .checked_mul(slots)?
+        .checked_mul(8)?
+        .checked_next_multiple_of(4096)?
+        .checked_mul(2)?;
+    let table = n.checked_mul(OUTCOME_WORDS as u64 * 8 + SUMMARY_BYTES as u64)?;
+    total
+        .checked_add(counters)?
+        .checked_add(table)?
+        .checked_add(1 << 20)
+}
+
 /// The job's shape as SCF checks mappings against it.
 pub fn job_shape(shmem: &Shmem) -> JobShape {
     JobShape {
