@@ -203,9 +203,8 @@ impl JobClock {
         }
     }
 
-    /// Whether computation between calls advances the virtual clock (default yes).
-    /// Whether computation between library calls advances the virtual clock (always
-    /// false on the wall clock, where there is nothing to count).
+    /// Whether computation between library calls advances the virtual clock now
+    /// (always false on the wall clock, where there is nothing to count).
     pub(crate) fn counts_cpu_time(&self) -> bool {
         match self {
             JobClock::Virtual(v) => v.count_cpu.load(Ordering::Relaxed),
@@ -213,6 +212,7 @@ impl JobClock {
         }
     }
 
+    /// Whether computation between calls advances the virtual clock (default yes).
     pub(crate) fn count_cpu_time(&self, on: bool) {
         if let JobClock::Virtual(v) = self {
             v.count_cpu.store(on, Ordering::Relaxed);
