@@ -210,10 +210,21 @@ fn launch(job: &ScfJob<'_>) -> Result<crate::launcher::JobReport, String> {
 
 fn run_cmd(a: &RunArgs) -> Result<(), String> {
     let graph = load_graph(&a.graph)?;
-    if let Some(m) = &a.mapping {
-        // Checked here once, before any PE starts (the PEs check it again).
-        Mapping::load(m).map_err(|e| e.to_string())?;
-    }
+    let n_pes = a.n_pes.unwrap_or_else(|| pes_needed(&graph));
+    // Checked here once, before any PE starts (the PEs check again, against the
+    // boards they really have): the mapping's tasks and PEs, and the kinds.
+    let mapping = match &a.mapping {
+        Some(m) => Mapping::load(m).map_err(|e| e.to_string())?,
+        None => Mapping::with_fpga_tasks(&graph, &[]),
+    };
+    let loose = JobShape {
+        n_pes,
+        pes_per_node: 1,
+        boards_per_node: u32::MAX,
+    };
+    let places = mapping.resolve(&graph, &loose).map_err(|e| e.to_string())?;
+    shmemplus_scf::run::check_kinds(&graph, &places, &shmemplus_scf::apps::registry())
+        .map_err(|e| e.to_string())?;
     let job = ScfJob {
         graph: &a.graph,
         heap: shmemplus_scf::run::cpu_heap_bytes(&graph),
@@ -223,7 +234,7 @@ fn run_cmd(a: &RunArgs) -> Result<(), String> {
         },
         profile: a.profile.as_deref(),
         clock: a.clock.as_deref(),
-        n_pes: a.n_pes.unwrap_or_else(|| pes_needed(&graph)),
+        n_pes,
         json: a.json,
         output: OutputMode::Inherit,
     };
