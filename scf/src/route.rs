@@ -82,6 +82,7 @@ impl Route {
     /// One message's modeled time with the hops one after the other (the model's
     /// `T_comm`, the staged route's time and a bound on the direct one's).
     pub fn time(&self, profile: &Profile, bytes: u64) -> f64 {
-        shmemplus::model::route_time(&self.hop_times(profile, bytes))
+        // + 0.0: a sum of no hops is -0.0, which would print as "-0.00".
+        shmemplus::model::route_time(&self.hop_times(profile, bytes)) + 0.0
     }
 }
