@@ -18,11 +18,9 @@
 use super::report::{Record, RecordFn};
 use super::stats::median;
 use super::BenchOptions;
-use shmemplus::fpga_mock::{Kernel, KernelTiming};
+use shmemplus::fpga_mock::KernelTiming;
 use shmemplus::{Cmp, Place, Shmem};
-use shmemplus_scf::{
-    registry::BoardArgs, BoardKernel, CpuTask, Mapping, Registry, ScfError, TaskCtx, TaskGraph,
-};
+use shmemplus_scf::{BoardKernel, CpuTask, Mapping, Registry, ScfError, TaskCtx, TaskGraph};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -137,27 +135,7 @@ fn echo_kernel() -> BoardKernel {
         ops_per_element: 0.0,
         ops_per_cycle: 1.0,
     };
-    let kernel = Kernel::new(
-        "bench-echo",
-        timing,
-        |_| 1,
-        |mem, args| {
-            let a = BoardArgs::from_words(args)?;
-            let (&[(io, il)], &[(oo, ol)]) = (a.inputs.as_slice(), a.outputs.as_slice()) else {
-                return Err("echo takes one input and one output".into());
-            };
-            if il != ol {
-                return Err(format!("echo: input of {il} bytes, output of {ol}"));
-            }
-            let mut buf = vec![0u8; usize::try_from(il).map_err(|e| e.to_string())?];
-            mem.read(io, &mut buf)?;
-            mem.write(oo, &buf)
-        },
-    );
-    BoardKernel {
-        kernel,
-        state_bytes: 0,
-    }
+    shmemplus_scf::apps::map_kernel("bench-echo", timing, |_, _| Ok(()))
 }
 
 /// The SCF ping-pong: median round trip of `reps` after one warm-up.

@@ -127,6 +127,47 @@ fn relay_kernel() -> Kernel {
     )
 }
 
+/// A board kernel of one input and one output of the same size: the output is the
+/// input transformed in place by `f(iteration, bytes)`; its element count is the
+/// message's bytes. For kinds whose board side is a byte-wise map (a copy, an
+/// increment); arguments are checked before anything is written.
+///
+/// ```
+/// use shmemplus::fpga_mock::kernels::STANDARD_TIMING;
+/// let echo = shmemplus_scf::apps::map_kernel("echo", STANDARD_TIMING, |_, _| Ok(()));
+/// assert_eq!(echo.kernel.name, "echo");
+/// assert_eq!(echo.state_bytes, 0);
+/// ```
+pub fn map_kernel(
+    name: &str,
+    timing: KernelTiming,
+    f: impl Fn(u64, &mut [u8]) -> std::result::Result<(), String> + Send + Sync + 'static,
+) -> BoardKernel {
+    let what = name.to_string();
+    let kernel = Kernel::new(
+        name,
+        timing,
+        |words| BoardArgs::from_words(words).map_or(0, |a| a.inputs.first().map_or(0, |i| i.1)),
+        move |mem, words| {
+            let args = checked_args(&what, mem, words, Some(1), Some(1))?;
+            let (input, output) = (args.inputs[0], args.outputs[0]);
+            if input.1 != output.1 {
+                return Err(format!(
+                    "{what} kernel: input of {} bytes, output of {}",
+                    input.1, output.1
+                ));
+            }
+            let mut buf = read_region(mem, input)?;
+            f(args.iteration, &mut buf)?;
+            mem.write(output.0, &buf)
+        },
+    );
+    BoardKernel {
+        kernel,
+        state_bytes: 0,
+    }
+}
+
 /// This task's out-channels as (destination, bytes per message), in channel order: what
 /// a task that makes data (rather than transforms a message) needs to size it.
 pub(crate) fn output_sizes<'a>(ctx: &TaskCtx<'a>) -> Result<Vec<(&'a str, usize)>> {

@@ -3,11 +3,10 @@
 //! on a CPU, every worker on a board, or mixed. With 2 message slots and hundreds of
 //! iterations, every step of the channel protocol waits on its partner many times.
 
-use shmemplus::fpga_mock::{Kernel, KernelTiming};
+use shmemplus::fpga_mock::KernelTiming;
 use shmemplus::Shmem;
 use shmemplus_scf::{
-    registry::BoardArgs, BoardKernel, CpuTask, Mapping, Registry, Result, ScfError, TaskCtx,
-    TaskGraph, TaskOutcome,
+    BoardKernel, CpuTask, Mapping, Registry, Result, ScfError, TaskCtx, TaskGraph, TaskOutcome,
 };
 
 /// The graph: src scatters to w1 and w2; w1 sends to w3; w2 and w3 gather to sink.
@@ -123,31 +122,13 @@ fn step_kernel(fault: Fault) -> BoardKernel {
         ops_per_element: 1.0,
         ops_per_cycle: 1.0,
     };
-    let kernel = Kernel::new(
-        "scf-test-step",
-        timing,
-        |args| BoardArgs::from_words(args).map_or(0, |a| a.inputs.first().map_or(0, |i| i.1)),
-        move |mem, args| {
-            let a = BoardArgs::from_words(args)?;
-            if fault == Fault::KernelFails && a.iteration == 5 {
-                return Err("kernel failed on purpose".into());
-            }
-            let (&[(io, il)], &[(oo, ol)]) = (a.inputs.as_slice(), a.outputs.as_slice()) else {
-                return Err("step takes one input and one output".into());
-            };
-            if il != ol {
-                return Err(format!("input of {il} bytes, output of {ol}"));
-            }
-            let mut buf = vec![0u8; usize::try_from(il).map_err(|e| e.to_string())?];
-            mem.read(io, &mut buf)?;
-            buf.iter_mut().for_each(|b| *b = b.wrapping_add(1));
-            mem.write(oo, &buf)
-        },
-    );
-    BoardKernel {
-        kernel,
-        state_bytes: 0,
-    }
+    shmemplus_scf::apps::map_kernel("scf-test-step", timing, move |iteration, bytes| {
+        if fault == Fault::KernelFails && iteration == 5 {
+            return Err("kernel failed on purpose".into());
+        }
+        bytes.iter_mut().for_each(|b| *b = b.wrapping_add(1));
+        Ok(())
+    })
 }
 
 /// Checks every message: w2's is part 1 plus one, w3's part 0 plus two.
