@@ -328,3 +328,12 @@ fn computation_advances_the_virtual_clock_by_its_cpu_time() {
         assert!(saw.len() == 1 && saw[0] >= want, "{profile}\n{}", dump(&r));
     }
 }
+
+#[test]
+fn a_wait_for_a_turn_does_not_count_as_computation() {
+    // PE 0 polls for its turn for 300 ms of real time: that CPU time is the
+    // simulation's, not the program's, and must not move its clock.
+    let r = job(2, None, ("native", "virtual", "shm"), &["vt-turns", "300"]);
+    assert_all_ok(&r, "vt-turns", "native");
+    assert!(r.stdout[0].contains("waited for its turn"), "{}", dump(&r));
+}

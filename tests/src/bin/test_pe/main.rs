@@ -134,6 +134,7 @@ fn main() -> ExitCode {
                 )
             }),
             "vt-cpu" => on_handle(&|shmem| virtual_time::cpu(shmem, arg(1).unwrap_or(50))),
+            "vt-turns" => on_handle(&|shmem| virtual_time::turns(shmem, arg(1).unwrap_or(300))),
             other => Err(format!("unknown mode '{other}'")),
         };
     exit_code(PROGRAM, result)

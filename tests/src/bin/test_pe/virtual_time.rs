@@ -495,3 +495,44 @@ pub(crate) fn cpu(shmem: &Shmem, ms: u64) -> Result<(), String> {
     println!("PE {me}: vt-cpu ok");
     Ok(())
 }
+
+/// `vt-turns` (2 PEs): a wait for a turn is not computation. PE 0 is ahead (1 ms of
+/// modeled work) and waits for its turn while PE 1, behind it, sleeps `ms` of real
+/// time before leaving the turns; PE 0's clock must not grow by the CPU time its
+/// polling took (a few hundred microseconds of yields, then a sleep per poll), only
+/// by the wait's nothing: it stays within 1 ms of where it was.
+pub(crate) fn turns(shmem: &Shmem, ms: u64) -> Result<(), String> {
+    need_virtual(shmem)?;
+    if shmem.n_pes() != 2 {
+        return Err("vt-turns needs 2 PEs".into());
+    }
+    let me = shmem.my_pe();
+    shmem.count_cpu_time(true);
+    shmem.join_turns().map_err(e2s)?;
+    shmem.barrier_all().map_err(e2s)?;
+    if me == 0 {
+        shmem.advance(Duration::from_millis(1));
+        let before = ns(shmem.now());
+        let cpu0 = thread_cpu();
+        shmem.wait_turn().map_err(e2s)?;
+        let polled = thread_cpu() - cpu0;
+        let after = ns(shmem.now());
+        println!(
+            "PE 0: waited for its turn from {before} ns to {after} ns, polling {} us of CPU",
+            polled.as_micros()
+        );
+        if after > before + 1_000_000 {
+            return Err(format!(
+                "PE 0: its clock grew from {before} to {after} ns while it waited for a turn \
+                 (its polling took {} us of CPU)",
+                polled.as_micros()
+            ));
+        }
+    } else {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+    shmem.leave_turns().map_err(e2s)?;
+    shmem.barrier_all().map_err(e2s)?;
+    println!("PE {me}: vt-turns ok");
+    Ok(())
+}
