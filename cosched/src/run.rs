@@ -26,14 +26,15 @@
 //! (`pool`).
 
 use crate::fastfit::Rho;
-use crate::pool::WorkPool;
+use crate::pool::{Chunk, WorkPool};
 use crate::report::{Device, DeviceReport, Report, Span};
-use crate::sizing::{BoardSizer, CpuSizer};
+use crate::sizing::{BoardSizer, CpuSizer, SharedTraining};
 use crate::{Error, Result};
 use serde::Serialize;
 use shmemplus::config::ClockKind;
 use shmemplus::{BoardRun, Shmem};
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How a loop is co-scheduled. `Options::default()` is FastFit's configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -175,8 +176,20 @@ where
         pool: &pool,
         cpu: &cpu,
         start: shmem.now(),
+        cpu_rate: AtomicU64::new(0f64.to_bits()),
     };
-    let board_sizer = || BoardSizer::new(samples, options.rho, workers, max_chunk, n);
+    let boards_in_job = u64::from(topo.nodes) * u64::from(per_node);
+    let training = SharedTraining::default();
+    let board_sizer = |board: u32| {
+        BoardSizer::new(
+            samples,
+            options.rho,
+            (board, boards_in_job, cpus),
+            max_chunk,
+            n,
+            training.clone(),
+        )
+    };
     let cpu_sizer = || CpuSizer::new(samples.0, options.cpu_chunk_s, workers);
     let board_devices: Vec<Device> = (0..my_boards)
         .map(|board| Device::Board {
@@ -230,6 +243,9 @@ struct Ctx<'a> {
     cpu: &'a CpuPath<'a>,
     /// The loop's start on the job clock.
     start: std::time::Duration,
+    /// This PE's CPU throughput so far (f64 bits, iterations per second), at which
+    /// its boards' sizers count every CPU of the job.
+    cpu_rate: AtomicU64,
 }
 
 impl Ctx<'_> {
@@ -241,6 +257,18 @@ impl Ctx<'_> {
     /// Instant `t` of the job clock in seconds since the loop started.
     fn at_s(&self, t: std::time::Duration) -> f64 {
         t.saturating_sub(self.start).as_secs_f64()
+    }
+
+    /// A board's next take (`None`: the pool is empty).
+    fn board_take(&self, sizer: &BoardSizer) -> Result<Option<Chunk>> {
+        let cpu_rate = f64::from_bits(self.cpu_rate.load(Ordering::Relaxed));
+        self.pool.take(self.shmem, sizer.want(cpu_rate))
+    }
+
+    /// Records this PE's CPU throughput for its boards' sizers.
+    fn set_cpu_rate(&self, sizer: &CpuSizer) {
+        self.cpu_rate
+            .store(sizer.rate().to_bits(), Ordering::Relaxed);
     }
 
     /// Runs iterations `range` on the CPU path.
@@ -290,14 +318,14 @@ fn threads<B: BoardPath>(
     cpus: bool,
     boards: &[Device],
     path: &B,
-    board_sizer: impl Fn() -> BoardSizer,
+    board_sizer: impl Fn(u32) -> BoardSizer,
     cpu_sizer: impl Fn() -> CpuSizer,
 ) -> Result<Vec<DeviceReport>> {
     std::thread::scope(|s| {
         let threads: Vec<_> = boards
             .iter()
             .map(|&device| {
-                let sizer = board_sizer();
+                let sizer = board_sizer(board_of(device));
                 s.spawn(move || board_thread(ctx, device, path, sizer))
             })
             .collect();
@@ -334,8 +362,17 @@ fn cpu_loop(ctx: &Ctx<'_>, mut sizer: CpuSizer) -> Result<DeviceReport> {
         let items = chunk.range.end - chunk.range.start;
         let seconds = ctx.cpu_chunk(chunk.range, &mut report)?;
         sizer.done(items, seconds, chunk.left);
+        ctx.set_cpu_rate(&sizer);
     }
     Ok(report)
+}
+
+/// The number of a board device on its node.
+fn board_of(device: Device) -> u32 {
+    match device {
+        Device::Board { board, .. } => board,
+        Device::Cpu { .. } => unreachable!("the board drivers are given boards only"),
+    }
 }
 
 /// One board on its own thread (wall clock).
@@ -345,11 +382,9 @@ fn board_thread<B: BoardPath>(
     path: &B,
     mut sizer: BoardSizer,
 ) -> Result<DeviceReport> {
-    let Device::Board { board, .. } = device else {
-        unreachable!("board_thread is given boards only");
-    };
+    let board = board_of(device);
     let mut report = DeviceReport::new(device);
-    while let Some(chunk) = ctx.pool.take(ctx.shmem, sizer.want())? {
+    while let Some(chunk) = ctx.board_take(&sizer)? {
         sizer.took(chunk.left);
         let range = chunk.range;
         let start_s = ctx.now_s();
@@ -401,18 +436,15 @@ fn one_thread<B: BoardPath>(
     cpus: bool,
     boards: &[Device],
     path: &B,
-    board_sizer: impl Fn() -> BoardSizer,
+    board_sizer: impl Fn(u32) -> BoardSizer,
     cpu_sizer: impl Fn() -> CpuSizer,
 ) -> Result<Vec<DeviceReport>> {
     let mut slots: Vec<Slot> = boards
         .iter()
         .map(|&device| Slot {
             report: DeviceReport::new(device),
-            sizer: board_sizer(),
-            board: match device {
-                Device::Board { board, .. } => board,
-                Device::Cpu { .. } => unreachable!("one_thread is given boards only"),
-            },
+            sizer: board_sizer(board_of(device)),
+            board: board_of(device),
             flight: None,
             retired: false,
         })
@@ -452,6 +484,7 @@ fn one_thread<B: BoardPath>(
                         items,
                     });
                     sizer.done(items, end_s - start_s, chunk.left);
+                    ctx.set_cpu_rate(sizer);
                     cpu_ran = true;
                 }
                 None => {
@@ -501,7 +534,7 @@ fn serve_boards<B: BoardPath>(
         if !*may_take || slot.retired || slot.flight.is_some() {
             continue;
         }
-        let Some(chunk) = ctx.pool.take(ctx.shmem, slot.sizer.want())? else {
+        let Some(chunk) = ctx.board_take(&slot.sizer)? else {
             *may_take = false;
             break;
         };

@@ -1,15 +1,22 @@
 //! Chunk sizes: what a board or a CPU asks the pool for next, from what its earlier
 //! chunks took.
 //!
-//! - A board ([`BoardSizer`]): its first two chunks are FastFit's training samples;
-//!   from them [`PipelineModel`] gives the chunk at which the board reaches `rho` of its
-//!   peak, which it asks for from then on, but never more than its share of what is
-//!   left (`left / workers`, at least the larger sample): two samples on a busy machine
-//!   can fit a model whose chunk would swallow the loop. Never more than the board's
-//!   buffers hold (`max`). When one thread drives the boards and a CPU (the virtual
-//!   clock's driver), a chunk's DONE may wait for the driver; the mean of that wait is
-//!   added to the model's latency when the chunk is chosen, since the chunk must
-//!   amortise it too.
+//! - A board ([`BoardSizer`]) trains first. The boards of a node are alike (one
+//!   bitfile, one link, one driver), so they train together ([`NodeTraining`]): board
+//!   0 takes the small sample and the others the large one, at once, and the first two
+//!   sizes that complete on the node fit one [`PipelineModel`] for all of them (a node
+//!   of one board takes the two samples one after the other, as FastFit does). From
+//!   then on a board asks for FastFit's chunk, the one at which it reaches `rho` of its
+//!   peak, but never more than its *share* of what was left at its last take: the
+//!   chunk `c` such that if every board of the job took `c` and the CPUs ran
+//!   meanwhile at this PE's measured CPU rate, all would end together
+//!   (`boards * c + cpus * rate * (latency + c * item_s) = left`). Without that cap
+//!   the first boards to take would swallow the loop and the last would idle; with
+//!   it the chunks shrink towards the end of the loop, as in guided self-scheduling,
+//!   weighted by the devices' speeds. Never more than the board's buffers hold
+//!   (`max`). When one thread drives the boards and a CPU (the virtual clock's
+//!   driver), a chunk's DONE may wait for the driver; the mean of that wait is added to
+//!   the model's latency, since the chunk must amortise it too.
 //! - A CPU ([`CpuSizer`]): chunks that take about `cpu_chunk_s` at its measured
 //!   (smoothed) throughput, no more than its share of what is left.
 //!
@@ -18,18 +25,74 @@
 
 use crate::fastfit::{PipelineModel, Rho, Sample};
 use crate::report::BoardFit;
+use std::sync::{Arc, Mutex};
+
+/// What the boards of one node learn together. They are alike (one bitfile, one
+/// link, one driver), so they train at once: board 0 on the small sample and the
+/// others on the large one, and the first two chunks of different sizes that complete
+/// on the node fit one model for all of them. A node with one board trains as FastFit
+/// does, one sample after the other.
+#[derive(Debug, Default)]
+pub(crate) struct NodeTraining {
+    samples: Vec<Sample>,
+    fit: Option<([Sample; 2], PipelineModel)>,
+}
+
+impl NodeTraining {
+    /// A training chunk completed: once two sizes have been seen, the model goes
+    /// through the smallest and the largest (each the mean of its chunks' times).
+    fn add(&mut self, sample: Sample) {
+        if self.fit.is_some() {
+            return;
+        }
+        self.samples.push(sample);
+        let mean = |items: u64| {
+            let times: Vec<f64> = self
+                .samples
+                .iter()
+                .filter(|s| s.items == items)
+                .map(|s| s.seconds)
+                .collect();
+            Sample {
+                items,
+                seconds: times.iter().sum::<f64>() / times.len() as f64,
+            }
+        };
+        let (Some(small), Some(large)) = (
+            self.samples.iter().map(|s| s.items).min(),
+            self.samples.iter().map(|s| s.items).max(),
+        ) else {
+            return;
+        };
+        if small != large {
+            let (a, b) = (mean(small), mean(large));
+            // Unusable times (not finite, not positive) leave the node untrained: its
+            // boards keep the large sample's size.
+            if let Ok(model) = PipelineModel::fit(a, b) {
+                self.fit = Some(([a, b], model));
+            }
+        }
+    }
+}
+
+/// The training of one node's boards, shared by their sizers (and their threads).
+pub(crate) type SharedTraining = Arc<Mutex<NodeTraining>>;
 
 /// A board's chunk sizes (see the module doc).
 #[derive(Debug, Clone)]
 pub(crate) struct BoardSizer {
     samples: (u64, u64),
     rho: Rho,
-    workers: u64,
+    /// The board's number on its node (board 0 trains on the small sample).
+    board: u32,
+    /// Boards of the job.
+    boards: u64,
+    /// PEs whose CPUs take chunks.
+    cpus: u64,
     max: u64,
-    trained: Vec<Sample>,
-    /// The chunk after training: the model's, or the larger sample's if none fits.
-    chosen: Option<u64>,
-    fit: Option<BoardFit>,
+    training: SharedTraining,
+    /// Chunks this board has taken.
+    taken: u64,
     /// Measured over modeled time of each chunk after training.
     ratios: Vec<f64>,
     /// Iterations left in the pool after this board's last take.
@@ -41,15 +104,23 @@ pub(crate) struct BoardSizer {
 }
 
 impl BoardSizer {
-    pub(crate) fn new(samples: (u64, u64), rho: Rho, workers: u64, max: u64, n: u64) -> Self {
+    pub(crate) fn new(
+        samples: (u64, u64),
+        rho: Rho,
+        (board, boards, cpus): (u32, u64, u64),
+        max: u64,
+        n: u64,
+        training: SharedTraining,
+    ) -> Self {
         BoardSizer {
             samples,
             rho,
-            workers: workers.max(1),
+            board,
+            boards: boards.max(1),
+            cpus,
             max: max.max(1),
-            trained: Vec::with_capacity(2),
-            chosen: None,
-            fit: None,
+            training,
+            taken: 0,
             ratios: Vec::new(),
             left: n,
             service_s: 0.0,
@@ -57,27 +128,38 @@ impl BoardSizer {
         }
     }
 
-    /// The chunk to ask for next.
-    pub(crate) fn want(&self) -> u64 {
-        let want = match (self.chosen, self.trained.len()) {
-            (Some(c), _) => self
-                .chunk_with_service()
-                .unwrap_or(c)
-                .min((self.left / self.workers).max(self.samples.1)),
-            (None, 0) => self.samples.0,
-            (None, _) => self.samples.1,
-        };
-        want.min(self.max)
+    /// The node's model with this board's wait for its driver added to the latency:
+    /// the board's own latency plus that wait is what a chunk must amortise.
+    fn model(&self) -> Option<PipelineModel> {
+        let training = self.training.lock().unwrap_or_else(|e| e.into_inner());
+        training.fit.map(|(_, mut model)| {
+            model.latency_s += self.service_s;
+            model
+        })
     }
 
-    /// The model's chunk when each chunk also waits `service_s` for the driver: the
-    /// board's own latency plus that wait is what a chunk must amortise.
-    fn chunk_with_service(&self) -> Option<u64> {
-        self.fit.as_ref().map(|f| {
-            let mut model = f.model;
-            model.latency_s += self.service_s;
-            model.chunk_for(self.rho)
-        })
+    /// The chunk to ask for next; `cpu_rate` is this PE's CPU throughput so far
+    /// (iterations per second, 0 if unknown), at which every CPU of the job is
+    /// counted (see the module doc).
+    pub(crate) fn want(&self, cpu_rate: f64) -> u64 {
+        let Some(model) = self.model() else {
+            let size = if self.taken == 0 && self.board == 0 {
+                self.samples.0
+            } else {
+                self.samples.1
+            };
+            return size.min(self.max);
+        };
+        let fastfit = model.chunk_for(self.rho);
+        // Every board (alike) takes `c` of what was left at its last take, and the
+        // CPUs run meanwhile at `cpu_rate` each, so that all end together:
+        // boards * c + cpus * cpu_rate * (latency + c * item_s) = left.
+        let cpus = self.cpus as f64 * cpu_rate.max(0.0);
+        let left = self.left as f64;
+        let share = (left - cpus * model.latency_s) / (self.boards as f64 + cpus * model.item_s);
+        // `as` saturates, and NaN gives 0.
+        let share = (share.ceil() as u64).max(1);
+        fastfit.min(share).min(self.max)
     }
 
     /// A chunk's DONE waited `seconds` for the driver to serve it.
@@ -88,55 +170,43 @@ impl BoardSizer {
 
     /// The pool's answer to a take: what is left after it.
     pub(crate) fn took(&mut self, left: u64) {
+        self.taken += 1;
         self.left = left;
     }
 
     /// A chunk of `items` took `seconds` (from staging to results).
     pub(crate) fn done(&mut self, items: u64, seconds: f64) {
-        match self.chosen {
-            Some(_) => {
-                if let Some(f) = &self.fit {
-                    self.ratios.push(seconds / f.model.seconds(items));
-                }
-            }
-            None => {
-                self.trained.push(Sample { items, seconds });
-                if let [a, b] = self.trained[..] {
-                    self.chosen = Some(match PipelineModel::fit(a, b) {
-                        Ok(model) => {
-                            let chunk = model.chunk_for(self.rho);
-                            self.fit = Some(BoardFit {
-                                samples: [a, b],
-                                model,
-                                chunk,
-                                predicted_s: model.seconds(chunk),
-                                measured_over_model: None,
-                                service_s: 0.0,
-                            });
-                            chunk
-                        }
-                        // Two equal sizes (the pool cut a sample): keep the larger.
-                        Err(_) => self.samples.1,
-                    });
-                }
-            }
+        let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
+        match training.fit {
+            Some((_, model)) => self.ratios.push(seconds / model.seconds(items)),
+            None => training.add(Sample { items, seconds }),
         }
     }
 
-    /// The training's result for the report, with the median of measured over
-    /// modeled time of the chunks after training.
+    /// The node's training for the report, with this board's chunk choice and the
+    /// median of measured over modeled time of its chunks after training.
     pub(crate) fn into_fit(mut self) -> Option<BoardFit> {
         let measured = median(&mut self.ratios);
-        let chunk = self.chunk_with_service();
-        let service_s = self.service_s;
-        self.fit.map(|mut f| {
-            f.measured_over_model = measured;
-            f.service_s = service_s;
-            if let Some(c) = chunk {
-                f.chunk = c;
-                f.predicted_s = f.model.seconds(c);
-            }
-            f
+        let model = self.model();
+        let samples = self
+            .training
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .fit
+            .map(|(samples, _)| samples);
+        let (samples, model_with_service) = (samples?, model?);
+        let model = PipelineModel {
+            latency_s: model_with_service.latency_s - self.service_s,
+            ..model_with_service
+        };
+        let chunk = model_with_service.chunk_for(self.rho);
+        Some(BoardFit {
+            samples,
+            model,
+            chunk,
+            predicted_s: model.seconds(chunk),
+            measured_over_model: measured,
+            service_s: self.service_s,
         })
     }
 }
@@ -166,6 +236,12 @@ impl CpuSizer {
         self.want
     }
 
+    /// Its throughput (iterations per second, smoothed) so far; 0 before its first
+    /// chunk.
+    pub(crate) fn rate(&self) -> f64 {
+        self.rate.unwrap_or(0.0)
+    }
+
     /// A chunk of `items` took `seconds`, leaving `left` in the pool.
     pub(crate) fn done(&mut self, items: u64, seconds: f64, left: u64) {
         let measured = items as f64 / seconds.max(1e-9);
@@ -189,22 +265,38 @@ fn median(v: &mut [f64]) -> Option<f64> {
 mod tests {
     use super::*;
 
+    /// A board of a job of `boards` boards and `cpus` CPUs, with its node's training.
+    fn board(board: u32, boards: u64, cpus: u64, training: &SharedTraining) -> BoardSizer {
+        BoardSizer::new(
+            (100, 400),
+            Rho::DEFAULT,
+            (board, boards, cpus),
+            u64::MAX,
+            1_000_000,
+            training.clone(),
+        )
+    }
+
+    /// 2 ms of latency and 10 us per item.
+    fn seconds(items: u64) -> f64 {
+        2e-3 + items as f64 * 1e-5
+    }
+
     #[test]
     fn a_board_trains_then_takes_the_model_chunk_within_its_share() {
-        let mut s = BoardSizer::new((100, 400), Rho::DEFAULT, 4, u64::MAX, 1_000_000);
-        assert_eq!(s.want(), 100);
+        let training = SharedTraining::default();
+        let mut s = board(0, 1, 0, &training);
+        assert_eq!(s.want(0.0), 100);
         s.took(999_900);
-        s.done(100, 2e-3 + 100.0 * 1e-5);
-        assert_eq!(s.want(), 400);
+        s.done(100, seconds(100));
+        assert_eq!(s.want(0.0), 400);
         s.took(999_500);
-        s.done(400, 2e-3 + 400.0 * 1e-5);
+        s.done(400, seconds(400));
         // rho 0.95: 0.95 * 2e-3 / (0.05 * 1e-5) = 3800.
-        assert_eq!(s.want(), 3800);
-        // Near the end: no more than a quarter of what is left, at least 400.
-        s.took(8000);
-        assert_eq!(s.want(), 2000);
-        s.took(100);
-        assert_eq!(s.want(), 400);
+        assert_eq!(s.want(0.0), 3800);
+        // Near the end, alone: all that is left.
+        s.took(1000);
+        assert_eq!(s.want(0.0), 1000);
         // Chunks of 3800 (modeled 0.04 s) measured 0.04, 0.042 and 0.041 s.
         s.done(3800, 0.04);
         s.done(3800, 0.042);
@@ -213,51 +305,117 @@ mod tests {
         assert_eq!(fit.chunk, 3800);
         assert!((fit.measured_over_model.unwrap() - 1.025).abs() < 1e-9);
         assert!((fit.predicted_s - 0.04).abs() < 1e-12);
+        assert_eq!(fit.samples.map(|s| s.items), [100, 400]);
+    }
+
+    #[test]
+    fn the_boards_of_a_node_train_together_and_share_one_model() {
+        let training = SharedTraining::default();
+        let mut b0 = board(0, 8, 0, &training);
+        let mut b1 = board(1, 8, 0, &training);
+        let mut b2 = board(2, 8, 0, &training);
+        // At once: the small sample on board 0, the large one on the others.
+        assert_eq!((b0.want(0.0), b1.want(0.0), b2.want(0.0)), (100, 400, 400));
+        for b in [&mut b0, &mut b1, &mut b2] {
+            b.took(999_000);
+        }
+        // Until both sizes have completed, no model: board 1 done, it asks for the
+        // large sample again.
+        b1.done(400, seconds(400));
+        assert_eq!(b1.want(0.0), 400);
+        b0.done(100, seconds(100));
+        // Now every board of the node has the model (3800), cut to its share of
+        // what was left: 999000 / 8 boards.
+        for b in [&b0, &b1, &b2] {
+            assert_eq!(b.want(0.0), 3800);
+        }
+        b0.took(20_000);
+        assert_eq!(b0.want(0.0), 2500);
+        // Board 2's large sample, done after the fit: measured against the model.
+        b2.done(400, seconds(400) * 1.5);
+        assert!((b2.into_fit().unwrap().measured_over_model.unwrap() - 1.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_share_counts_the_cpus_at_their_rate() {
+        let training = SharedTraining::default();
+        let mut s = board(0, 2, 4, &training);
+        s.took(999_900);
+        s.done(100, seconds(100));
+        s.took(999_500);
+        s.done(400, seconds(400));
+        s.took(3000);
+        // Without CPUs: 3000 / 2 boards.
+        assert_eq!(s.want(0.0), 1500);
+        // 4 CPUs at 10^4 items/s: 2 c + 4e4 (2e-3 + 1e-5 c) = 3000, c = 2920 / 2.4.
+        assert_eq!(s.want(1e4), 1217);
+        // CPUs that would do everything within one board latency: one item at most.
+        s.took(50);
+        assert_eq!(s.want(1e5), 1);
     }
 
     #[test]
     fn a_board_never_asks_past_its_buffers() {
-        let mut s = BoardSizer::new((100, 400), Rho::DEFAULT, 1, 250, 1_000_000);
-        assert_eq!(s.want(), 100);
+        let training = SharedTraining::default();
+        let mut s = BoardSizer::new(
+            (100, 400),
+            Rho::DEFAULT,
+            (0, 1, 0),
+            250,
+            1_000_000,
+            training,
+        );
+        assert_eq!(s.want(0.0), 100);
+        s.took(999_900);
         s.done(100, 1e-3);
-        assert_eq!(s.want(), 250);
+        assert_eq!(s.want(0.0), 250);
+        s.took(999_650);
         s.done(250, 2e-3);
-        assert!(s.want() <= 250);
+        assert!(s.want(0.0) <= 250);
     }
 
     #[test]
     fn equal_samples_fall_back_to_the_larger_sample() {
-        let mut s = BoardSizer::new((100, 400), Rho::DEFAULT, 1, u64::MAX, 1_000_000);
+        let training = SharedTraining::default();
+        let mut s = board(0, 1, 0, &training);
+        s.took(999_900);
         s.done(100, 1e-3);
         s.done(100, 1e-3);
-        assert_eq!(s.want(), 400);
+        assert_eq!(s.want(0.0), 400);
         assert!(s.into_fit().is_none());
     }
 
     #[test]
     fn waits_for_the_driver_enlarge_the_chunk() {
-        let mut s = BoardSizer::new((100, 400), Rho::DEFAULT, 1, u64::MAX, u64::MAX);
-        s.done(100, 2e-3 + 100.0 * 1e-5);
-        s.done(400, 2e-3 + 400.0 * 1e-5);
-        assert_eq!(s.want(), 3800);
+        let training = SharedTraining::default();
+        let mut s = board(0, 1, 0, &training);
+        s.took(999_900);
+        s.done(100, seconds(100));
+        s.took(999_500);
+        s.done(400, seconds(400));
+        assert_eq!(s.want(0.0), 3800);
         // DONE waited 1 ms and 3 ms for the driver: 2 ms on average, as much again as
         // the board's own latency, so the chunk doubles.
         s.served(1e-3);
         s.served(3e-3);
-        assert_eq!(s.want(), 7600);
-        assert!((s.into_fit().unwrap().service_s - 2e-3).abs() < 1e-12);
+        assert_eq!(s.want(0.0), 7600);
+        let fit = s.into_fit().unwrap();
+        assert!((fit.service_s - 2e-3).abs() < 1e-12);
+        assert!((fit.model.latency_s - 2e-3).abs() < 1e-12, "{fit:?}");
     }
 
     #[test]
     fn a_cpu_sizes_chunks_from_its_throughput_and_share() {
         let mut c = CpuSizer::new(10, 2e-3, 4);
         assert_eq!(c.want(), 10);
+        assert_eq!(c.rate(), 0.0);
         // 10 items in 1 ms: 10^4/s, so 20 items take 2 ms.
         c.done(10, 1e-3, 1_000_000);
         assert_eq!(c.want(), 20);
         // Twice as fast now: the smoothed rate is 1.5 * 10^4/s.
         c.done(20, 1e-3, 1_000_000);
         assert_eq!(c.want(), 30);
+        assert!((c.rate() - 1.5e4).abs() < 1e-6);
         // Near the end, a quarter of what is left.
         c.done(30, 1e-3, 40);
         assert_eq!(c.want(), 10);
