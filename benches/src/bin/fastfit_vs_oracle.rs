@@ -1,0 +1,174 @@
+//! FastFit against the best static split: runs `cbir --schedule oracle --json` (every
+//! static CPU/board split in 10% steps, the static split with an assumed speed ratio,
+//! and FastFit, one after the other in one job) for each profile, board count and
+//! assumed ratio, `--reps` times, and prints the medians.
+//!
+//! ```text
+//! fastfit_vs_oracle [--profiles native,novo-g] [--boards 1,2,4] [--assume true,10,40]
+//!                   [--images 2000] [--reps 3] [--clock virtual] [--pes 4] [--json]
+//! ```
+//!
+//! It looks for `shmemrun` and `cbir` next to itself (`target/release/`). Each job has
+//! `--pes` PEs (default 4), one per node, and `--cpu-ns-per-pixel 10` (the boards' speed is then fixed:
+//! 20x a CPU core, the cbir default). Per configuration it prints the medians of the
+//! best split's time, the static split's, FastFit's, and of the two ratios taken run by
+//! run (FastFit / best split, FastFit / static). A `true` assumption is the boards'
+//! true speed ratio; 10 and 40 are off by 2x either way.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// What one oracle job reported (seconds).
+struct Times {
+    best: f64,
+    fixed: f64,
+    fastfit: f64,
+}
+
+/// The benchmark's settings.
+struct Settings {
+    profiles: Vec<String>,
+    boards: Vec<u32>,
+    assume: Vec<String>,
+    images: u32,
+    reps: usize,
+    clock: String,
+    pes: u32,
+    json: bool,
+}
+
+fn parse_args() -> Result<Settings, String> {
+    let mut s = Settings {
+        profiles: vec!["native".into(), "novo-g".into()],
+        boards: vec![1, 2, 4],
+        assume: vec!["true".into(), "10".into(), "40".into()],
+        images: 2000,
+        reps: 3,
+        clock: "virtual".into(),
+        pes: 4,
+        json: false,
+    };
+    let mut args = std::env::args().skip(1);
+    let list = |v: String| v.split(',').map(str::to_string).collect::<Vec<_>>();
+    while let Some(a) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--profiles" => s.profiles = list(value()?),
+            "--boards" => {
+                s.boards = list(value()?)
+                    .iter()
+                    .map(|b| b.parse().map_err(|_| format!("bad board count {b:?}")))
+                    .collect::<Result<_, _>>()?
+            }
+            "--assume" => s.assume = list(value()?),
+            "--images" => s.images = value()?.parse().map_err(|_| "bad --images")?,
+            "--reps" => s.reps = value()?.parse().map_err(|_| "bad --reps")?,
+            "--clock" => s.clock = value()?,
+            "--pes" => s.pes = value()?.parse().map_err(|_| "bad --pes")?,
+            "--json" => s.json = true,
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if s.reps == 0 {
+        return Err("--reps must be at least 1".into());
+    }
+    Ok(s)
+}
+
+/// One oracle job.
+fn run_once(
+    dir: &std::path::Path,
+    s: &Settings,
+    profile: &str,
+    boards: u32,
+    assume: &str,
+) -> Result<Times, String> {
+    let mut cmd = Command::new(dir.join("shmemrun"));
+    cmd.args(["-n", &s.pes.to_string(), "--pes-per-node", "1"])
+        .args(["--profile", profile])
+        .args(["--fpgas", &boards.to_string(), "--clock", &s.clock])
+        .arg(dir.join("cbir"))
+        .args(["--schedule", "oracle", "--cpu-ns-per-pixel", "10", "--json"])
+        .args(["--images", &s.images.to_string()]);
+    if assume != "true" {
+        cmd.args(["--split-assume", assume]);
+    }
+    let out = cmd.output().map_err(|e| format!("running shmemrun: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{profile}, {boards} board(s), assume {assume}: the job failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("the job's JSON: {e}"))?;
+    let field = |name: &str| {
+        v.get(name)
+            .and_then(serde_json::Value::as_f64)
+            .ok_or_else(|| format!("the job's JSON has no number {name:?}"))
+    };
+    Ok(Times {
+        best: field("total_s")?,
+        fixed: field("static_s")?,
+        fastfit: field("fastfit_s")?,
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> Result<(), String> {
+    let s = parse_args()?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
+    let dir: PathBuf = exe
+        .parent()
+        .ok_or("own executable has no directory")?
+        .to_path_buf();
+    if !s.json {
+        println!(
+            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "profile",
+            "boards",
+            "assume",
+            "best ms",
+            "static ms",
+            "FastFit ms",
+            "FF/best",
+            "FF/static"
+        );
+    }
+    for profile in &s.profiles {
+        for &boards in &s.boards {
+            for assume in &s.assume {
+                let runs = (0..s.reps)
+                    .map(|_| run_once(&dir, &s, profile, boards, assume))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let m = |f: &dyn Fn(&Times) -> f64| median(runs.iter().map(f).collect());
+                let (best, fixed, ff) = (m(&|t| t.best), m(&|t| t.fixed), m(&|t| t.fastfit));
+                let (vs_best, vs_static) =
+                    (m(&|t| t.fastfit / t.best), m(&|t| t.fastfit / t.fixed));
+                if s.json {
+                    println!(
+                        "{}",
+                        serde_json::json!({
+                            "profile": profile, "boards": boards, "assume": assume,
+                            "clock": s.clock, "images": s.images, "reps": s.reps, "pes": s.pes,
+                            "best_s": best, "static_s": fixed, "fastfit_s": ff,
+                            "fastfit_over_best": vs_best, "fastfit_over_static": vs_static,
+                        })
+                    );
+                } else {
+                    println!(
+                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>10.3} {vs_static:>10.3}",
+                        best * 1e3,
+                        fixed * 1e3,
+                        ff * 1e3
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
