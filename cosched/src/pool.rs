@@ -15,7 +15,9 @@
 //! Under the virtual clock the PEs take in the order of their virtual clocks, not of
 //! real time (`Shmem::wait_turn`): otherwise a PE whose modeled work costs little real
 //! time would take everything, and the others' clocks would jump to its stamps on the
-//! counter.
+//! counter. A pool per PE ([`WorkPool::per_pe`]: the counter in each PE's own memory,
+//! taken by that PE's devices only) needs no turns, and the argument above holds for
+//! each PE's counter alone.
 //!
 //! This module owns the counter and the take. It must not size chunks (the runner
 //! does) nor run iterations.
@@ -24,13 +26,20 @@ use crate::{Error, Result};
 use shmemplus::{Place, Shmem, SymVec};
 use std::ops::Range;
 
-/// The PE whose memory holds the counter.
+/// The PE whose memory holds a job-wide pool's counter.
 const HOME: u32 = 0;
 
-/// A loop of `n` iterations shared by every PE of the job (see the module doc).
+/// A loop of `n` iterations shared by every PE of the job (see the module doc), or,
+/// [`WorkPool::per_pe`], one loop per PE shared by that PE's own devices.
 pub struct WorkPool {
     counter: SymVec<u64>,
     n: u64,
+    /// The PE whose memory holds the counter.
+    home: u32,
+    /// Whether takes wait for their turn in virtual-time order (job-wide pools: the
+    /// PEs race for one counter; a PE's own pool is taken from its one thread in
+    /// its own clock's order, or from its board threads on the wall clock).
+    ordered: bool,
 }
 
 /// A chunk taken from the pool.
@@ -47,6 +56,17 @@ impl WorkPool {
     /// calls it with the same arguments, and it ends with a barrier). `n` must be at
     /// least 1 and `n * (workers + 1)` must fit in a `u64`.
     pub fn new(shmem: &Shmem, n: u64, workers: u64) -> Result<WorkPool> {
+        WorkPool::create(shmem, n, workers, HOME, true)
+    }
+
+    /// A pool of `n` iterations on each PE, for `workers` workers of that PE
+    /// (collective, as [`WorkPool::new`]): each PE's counter lives in its own memory
+    /// and only its own devices take from it, so takes need no turns.
+    pub fn per_pe(shmem: &Shmem, n: u64, workers: u64) -> Result<WorkPool> {
+        WorkPool::create(shmem, n, workers, shmem.my_pe(), false)
+    }
+
+    fn create(shmem: &Shmem, n: u64, workers: u64, home: u32, ordered: bool) -> Result<WorkPool> {
         if n == 0 {
             return Err(Error::EmptyLoop);
         }
@@ -58,12 +78,19 @@ impl WorkPool {
             return Err(Error::TooLong { n, workers });
         }
         let counter = shmem.alloc::<u64>(1, Place::Cpu)?;
-        if shmem.my_pe() == HOME {
-            shmem.atomic_set(&counter, 0, 0u64, HOME)?;
+        if shmem.my_pe() == home {
+            shmem.atomic_set(&counter, 0, 0u64, home)?;
         }
-        shmem.join_turns()?;
+        if ordered {
+            shmem.join_turns()?;
+        }
         shmem.barrier_all()?;
-        Ok(WorkPool { counter, n })
+        Ok(WorkPool {
+            counter,
+            n,
+            home,
+            ordered,
+        })
     }
 
     /// The loop's length.
@@ -80,8 +107,11 @@ impl WorkPool {
     /// empty. A worker must stop taking after the first `None` (the overflow argument
     /// of the module doc counts on it).
     pub fn take(&self, shmem: &Shmem, want: u64) -> Result<Option<Chunk>> {
-        // Under the virtual clock, takes happen in virtual-time order.
-        shmem.wait_turn()?;
+        // Under the virtual clock, takes from a job-wide pool happen in virtual-time
+        // order.
+        if self.ordered {
+            shmem.wait_turn()?;
+        }
         self.take_unordered(shmem, want)
     }
 
@@ -89,7 +119,7 @@ impl WorkPool {
     /// [`WorkPool::stop_turns`]).
     pub fn take_unordered(&self, shmem: &Shmem, want: u64) -> Result<Option<Chunk>> {
         let want = want.clamp(1, self.n);
-        let old = shmem.atomic_fetch_add(&self.counter, 0, want, HOME)?;
+        let old = shmem.atomic_fetch_add(&self.counter, 0, want, self.home)?;
         if old >= self.n {
             return Ok(None);
         }
@@ -103,12 +133,15 @@ impl WorkPool {
     /// This PE takes no more turns (its ordered takers have stopped): the others no
     /// longer wait for it. Call it before anything that waits for other PEs.
     pub fn stop_turns(&self, shmem: &Shmem) -> Result<()> {
-        Ok(shmem.leave_turns()?)
+        if self.ordered {
+            shmem.leave_turns()?;
+        }
+        Ok(())
     }
 
     /// Frees the counter (collective, after every taker of this PE has stopped).
     pub fn free(self, shmem: &Shmem) -> Result<()> {
-        shmem.leave_turns()?;
+        self.stop_turns(shmem)?;
         shmem.barrier_all()?;
         shmem.free(self.counter)?;
         Ok(())

@@ -1,9 +1,12 @@
 //! The co-scheduled loop: every PE's CPU and every board of the job take chunks of
 //! one [`WorkPool`] until it is empty; chunk sizes follow the crate's `sizing` module.
 //!
-//! Who drives what: each PE's calling thread runs its CPU chunks; the first PE of each
-//! node also drives its node's boards through the application's [`BoardPath`]
-//! (`start` stages a chunk and starts its kernel, `finish` fetches its results).
+//! Who drives what: each PE's calling thread runs its CPU chunks. With
+//! [`Scope::Job`] (one pool for the job) the first PE of each node also drives its
+//! node's boards; with [`Scope::Pe`] (a pool per PE, over the PE's own data) every PE
+//! drives its own partitions of its node's boards. Boards are driven through the
+//! application's [`BoardPath`] (`start` stages a chunk and starts its kernel,
+//! `finish` fetches its results).
 //!
 //! - **Wall clock**: one thread per board, each blocked on its kernel's DONE
 //!   (`BoardRun::wait`: no busy wait), so boards are served as soon as they finish
@@ -57,6 +60,23 @@ pub struct Options {
     /// The largest chunk a board may take (its buffers' capacity), training samples
     /// included; `None` (the default): no limit.
     pub max_board_chunk: Option<u64>,
+    /// Who shares the loop (default [`Scope::Job`]).
+    pub scope: Scope,
+}
+
+/// Who shares a co-scheduled loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// One loop over the job: every PE's CPU and every board of every node take from
+    /// one pool on PE 0; the first PE of each node drives its node's boards. For work
+    /// any PE can do (CBIR's images, generated or read by whoever takes them).
+    #[default]
+    Job,
+    /// One loop per PE over its own data: each PE's CPU and its own partitions of
+    /// its node's boards take from a pool in its own memory (the iterations are the
+    /// PE's, `0..n` on every PE). For work that lives on the PE (the 2D FFT's rows).
+    Pe,
 }
 
 impl Default for Options {
@@ -68,6 +88,7 @@ impl Default for Options {
             cpus: true,
             boards: true,
             max_board_chunk: None,
+            scope: Scope::Job,
         }
     }
 }
@@ -127,12 +148,16 @@ where
     let me = shmem.my_pe();
     let topo = shmem.topology();
     let per_node = if options.boards { shmem.fpgas() } else { 0 };
-    let cpus = if options.cpus {
-        u64::from(shmem.n_pes())
-    } else {
-        0
+    // The PEs whose CPUs, and the boards, that share one pool.
+    let (pes, boards_in_pool) = match options.scope {
+        Scope::Job => (
+            u64::from(shmem.n_pes()),
+            u64::from(topo.nodes) * u64::from(per_node),
+        ),
+        Scope::Pe => (1, u64::from(per_node)),
     };
-    let workers = cpus + u64::from(topo.nodes) * u64::from(per_node);
+    let cpus = if options.cpus { pes } else { 0 };
+    let workers = cpus + boards_in_pool;
     if workers == 0 {
         return Err(Error::NoDevice(if options.boards {
             "the CPUs are excluded and the job has no boards".into()
@@ -162,14 +187,19 @@ where
         samples.0.min(max_chunk.div_ceil(4)),
         samples.1.min(max_chunk),
     );
-    // Every PE also drains the pool once at the end: count it among the takers.
-    let takers = workers + u64::from(shmem.n_pes());
-    let pool = WorkPool::new(shmem, n, takers)?;
+    // Every PE also drains its pool once at the end: count it among the takers.
+    let takers = workers + pes;
     let node = shmem.node();
-    let my_boards = if me == node * topo.pes_per_node {
-        per_node
-    } else {
-        0
+    let (pool, my_boards) = match options.scope {
+        Scope::Job => (
+            WorkPool::new(shmem, n, takers)?,
+            if me == node * topo.pes_per_node {
+                per_node
+            } else {
+                0
+            },
+        ),
+        Scope::Pe => (WorkPool::per_pe(shmem, n, takers)?, per_node),
     };
     let ctx = Ctx {
         shmem,
@@ -178,13 +208,12 @@ where
         start: shmem.now(),
         cpu_rate: AtomicU64::new(0f64.to_bits()),
     };
-    let boards_in_job = u64::from(topo.nodes) * u64::from(per_node);
     let training = SharedTraining::default();
     let board_sizer = |board: u32| {
         BoardSizer::new(
             samples,
             options.rho,
-            (board, boards_in_job, cpus),
+            (board, boards_in_pool, cpus),
             max_chunk,
             n,
             training.clone(),

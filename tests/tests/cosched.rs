@@ -105,3 +105,30 @@ fn when_every_board_fails_the_cpus_drain_the_loop() {
         }
     }
 }
+
+#[test]
+fn a_loop_per_pe_runs_each_pes_iterations_once_on_its_own_devices() {
+    // Scope::Pe: every PE drives its own partitions of its node's two boards (on
+    // the wall clock from a thread per board, on the virtual clock from its one
+    // thread), each PE's iterations run exactly once, and a failing board is retired.
+    for clock in ["wall", "virtual"] {
+        let env = [("SHMEMPLUS_FPGAS", "2"), ("SHMEMPLUS_CLOCK", clock)];
+        let r = run_with(PE, 4, Some(2), &["cosched", "50000", "none", "pe"], &env);
+        all_ok(&r);
+        for pe in 0..4 {
+            let line = format!("node {} board 1 (PE {pe})", pe / 2);
+            assert!(
+                r.stdout[pe].contains(&line),
+                "{clock}: {line}\n{}",
+                dump(&r)
+            );
+        }
+        let r = run_with(PE, 4, Some(2), &["cosched", "50000", "fail", "pe"], &env);
+        all_ok(&r);
+        assert!(
+            r.stdout[0].contains("node 0 board 1 (PE 0) retired: failed on iterations"),
+            "{clock}\n{}",
+            dump(&r)
+        );
+    }
+}

@@ -7,12 +7,13 @@
 //! clock each trained board's model is the pipeline it was given (to 5%: the host CPU
 //! time of the driver between library calls counts too), and,
 //! with `fail`, that a board failing mid-loop is retired with its chunk rerun on the
-//! CPU path.
+//! CPU path. With `Scope::Pe` each PE runs its own loop on its CPU and its own
+//! partitions of its node's boards, and every iteration runs exactly once on each PE.
 
 use shmemplus::config::ClockKind;
 use shmemplus::fpga_mock::{Bitfile, Kernel, KernelTiming};
 use shmemplus::{BoardRun, Place, ReduceOp, Shmem};
-use shmemplus_cosched::{run, BoardPath, Device, Options};
+use shmemplus_cosched::{run, BoardPath, Device, Options, Scope};
 use shmemplus_tests::pe::e2s;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -79,7 +80,7 @@ impl BoardPath for Boards<'_> {
             Fail::Nothing => false,
             Fail::One => {
                 board == 1
-                    && self.shmem.node() == 0
+                    && self.shmem.my_pe() == 0
                     && self.starts.fetch_add(1, Ordering::Relaxed) == 2
             }
             Fail::All => true,
@@ -98,14 +99,18 @@ impl BoardPath for Boards<'_> {
     }
 }
 
-/// Runs a loop of `n` iterations with the boards failing as `fail` says; with
-/// `Fail::All` the CPUs are left out, so the final drain must run the loop.
-pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: Fail) -> Result<(), String> {
+/// Runs a loop of `n` iterations (per PE with `Scope::Pe`) with the boards failing as
+/// `fail` says; with `Fail::All` the CPUs are left out, so the final drain must run
+/// the loop.
+pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: Fail, scope: Scope) -> Result<(), String> {
     let me = shmem.my_pe();
     let len = usize::try_from(n).map_err(|e| e.to_string())?;
     let marks = Marks((0..len).map(|_| AtomicU32::new(0)).collect());
     let topo = shmem.topology();
-    if me % topo.pes_per_node == 0 {
+    // The PEs that drive boards load the bitfile into their partitions.
+    let leader = me % topo.pes_per_node == 0;
+    let drives_boards = leader || scope == Scope::Pe;
+    if drives_boards {
         for b in 0..shmem.fpgas() {
             shmem.fpga_configure(b, bitfile()).map_err(e2s)?;
         }
@@ -124,21 +129,28 @@ pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: Fail) -> Result<(), String> {
     let options = Options {
         samples: Some((100, 1000)),
         cpus: fail != Fail::All,
+        scope,
         ..Options::default()
     };
     let report = run(shmem, n, &options, cpu, &boards).map_err(|e| e.to_string())?;
 
-    // Every iteration exactly once, over the whole job.
-    let mine = shmem.alloc::<u32>(len, Place::Cpu).map_err(e2s)?;
-    let sum = shmem.alloc::<u32>(len, Place::Cpu).map_err(e2s)?;
+    // Every iteration exactly once, over the whole job (or on each PE).
     let local: Vec<u32> = marks.0.iter().map(|c| c.load(Ordering::Relaxed)).collect();
-    shmem.put(&mine, 0, &local, me).map_err(e2s)?;
-    shmem.barrier_all().map_err(e2s)?;
-    shmem
-        .reduce(&shmem.team_world(), &sum, &mine, len, ReduceOp::Sum)
-        .map_err(e2s)?;
-    let mut total = vec![0u32; len];
-    shmem.get(&sum, 0, &mut total, me).map_err(e2s)?;
+    let total = match scope {
+        Scope::Pe => local.clone(),
+        Scope::Job => {
+            let mine = shmem.alloc::<u32>(len, Place::Cpu).map_err(e2s)?;
+            let sum = shmem.alloc::<u32>(len, Place::Cpu).map_err(e2s)?;
+            shmem.put(&mine, 0, &local, me).map_err(e2s)?;
+            shmem.barrier_all().map_err(e2s)?;
+            shmem
+                .reduce(&shmem.team_world(), &sum, &mine, len, ReduceOp::Sum)
+                .map_err(e2s)?;
+            let mut total = vec![0u32; len];
+            shmem.get(&sum, 0, &mut total, me).map_err(e2s)?;
+            total
+        }
+    };
     if let Some(i) = total.iter().position(|&c| c != 1) {
         return Err(format!("iteration {i} ran {} times", total[i]));
     }
@@ -189,12 +201,21 @@ pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: Fail) -> Result<(), String> {
         }
     }
     let failed = report.devices.iter().filter(|d| d.failed.is_some()).count();
-    let leader = me % topo.pes_per_node == 0;
     let want_failed = match fail {
         Fail::Nothing => 0,
         Fail::One => usize::from(me == 0 && shmem.fpgas() > 1),
-        Fail::All => usize::from(leader) * shmem.fpgas() as usize,
+        Fail::All => usize::from(drives_boards) * shmem.fpgas() as usize,
     };
+    let boards_driven = report
+        .devices
+        .iter()
+        .filter(|d| matches!(d.device, Device::Board { .. }))
+        .count();
+    if boards_driven != usize::from(drives_boards) * shmem.fpgas() as usize {
+        return Err(format!(
+            "PE {me} drove {boards_driven} boards in scope {scope:?}"
+        ));
+    }
     if failed != want_failed {
         return Err(format!(
             "{failed} boards retired on PE {me}, expected {want_failed}"

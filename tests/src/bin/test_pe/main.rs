@@ -123,7 +123,11 @@ fn main() -> ExitCode {
                     Some("fail-all") => cosched::Fail::All,
                     _ => cosched::Fail::Nothing,
                 };
-                cosched::cosched(shmem, arg(1).unwrap_or(200_000), fail)
+                let scope = match args.get(3).map(String::as_str) {
+                    Some("pe") => shmemplus_cosched::Scope::Pe,
+                    _ => shmemplus_cosched::Scope::Job,
+                };
+                cosched::cosched(shmem, arg(1).unwrap_or(200_000), fail, scope)
             }),
             "scf" => on_handle(&|shmem| {
                 scf::scf(
