@@ -22,6 +22,17 @@ use std::process::ExitCode;
 /// The largest error `--verify` accepts, relative to the largest output magnitude.
 const TOLERANCE: f64 = 1e-4;
 
+/// How the rows of a pass are shared between the CPUs and the boards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Schedule {
+    /// Whole passes on one device (`--device`).
+    Static,
+    /// FastFit: each PE's CPU and its boards take chunks of its rows at run time
+    /// (`shmemplus_cosched`, a loop per PE).
+    Fastfit,
+}
+
 /// Where the row FFTs run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,16 +61,21 @@ enum Device {
     after_help = "Examples:\n  \
       shmemrun -n 4 target/release/fft2d --verify\n  \
       shmemrun -n 4 target/release/fft2d --size 4096 --device cpu --verify\n  \
-      shmemrun --profile novo-g -n 4 target/release/fft2d --size 2048 --verify"
+      shmemrun --profile novo-g -n 4 target/release/fft2d --size 2048 --verify\n  \
+      shmemrun -n 4 --fpgas 2 target/release/fft2d --schedule fastfit --verify"
 )]
 struct Args {
     /// N: the image is N x N (at most 16384: a 2 GiB image).
     #[arg(long, value_name = "N", default_value_t = 1024,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16384))]
     size: usize,
-    /// Where the row and column FFTs run.
+    /// Where the row and column FFTs run (with --schedule static).
     #[arg(long, value_enum, default_value_t = Device::Fpga)]
     device: Device,
+    /// static: each pass on --device; fastfit: each PE's rows shared at run time
+    /// between its CPU and its boards (FastFit's model sizes the boards' chunks).
+    #[arg(long, value_enum, default_value_t = Schedule::Static)]
+    schedule: Schedule,
     /// Seed of the input image.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -101,6 +117,10 @@ struct Report {
     /// The job clock every time of the report is on: `wall` or `virtual`.
     clock: &'static str,
     device: Device,
+    schedule: Schedule,
+    /// With FastFit: rows PE 0's CPU and boards transformed, both passes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fastfit_rows: Option<FastfitRows>,
     board_speedup: Option<f64>,
     cpu_ns_per_point: Option<f64>,
     /// What the CPU path's speed stands for (this host's core, or the modeled core).
@@ -120,6 +140,13 @@ struct Report {
     speedup: Option<f64>,
     max_relative_error: Option<f64>,
     verified: Option<bool>,
+}
+
+/// Where PE 0's rows went under FastFit, both passes.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct FastfitRows {
+    cpu: u64,
+    boards: u64,
 }
 
 fn main() -> ExitCode {
@@ -186,12 +213,25 @@ fn run(args: &Args) -> Result<()> {
     let mut on_boards: Vec<BoardRows> = Vec::new();
     let mut speed = None;
     let mut basis = None;
+    let fastfit = args.schedule == Schedule::Fastfit;
+    if fastfit && args.device == Device::Cpu {
+        bail!("--schedule fastfit shares rows between the CPUs and the boards: leave --device at fpga");
+    }
     if args.device == Device::Fpga {
         if boards == 0 {
-            return Err(Error::NoBoards)
-                .context("--device fpga needs boards: use --device cpu or shmemrun --fpgas N");
+            return Err(Error::NoBoards).context(if fastfit {
+                "--schedule fastfit needs boards: use --device cpu or shmemrun --fpgas N"
+            } else {
+                "--device fpga needs boards: use --device cpu or shmemrun --fpgas N"
+            });
         }
-        let per = r.div_ceil(boards as usize);
+        // Static: this PE's rows split over its boards. FastFit: each board's object
+        // can hold all of them (a chunk is at most that).
+        let per = if fastfit {
+            r
+        } else {
+            r.div_ceil(boards as usize)
+        };
         let mut first = 0;
         for board in 0..boards {
             let count = per.min(r - first);
@@ -248,6 +288,7 @@ fn run(args: &Args) -> Result<()> {
         Device::Cpu => distributed::Device::Cpu {
             slab_rows: args.slab_rows,
         },
+        Device::Fpga if fastfit => distributed::Device::Fastfit(&on_boards),
         Device::Fpga => distributed::Device::Boards(&on_boards),
     };
     let outcome = fft2d_distributed(&shmem, &mut fft, &mut ct, &mut rows, &device, &mut timer)?;
@@ -287,6 +328,11 @@ fn run(args: &Args) -> Result<()> {
             profile: shmem.profile().name.clone(),
             clock: shmem.clock().name(),
             device: args.device,
+            schedule: args.schedule,
+            fastfit_rows: fastfit.then_some(FastfitRows {
+                cpu: outcome.cpu_rows,
+                boards: outcome.board_rows,
+            }),
             board_speedup: speed.map(|s| s.speedup),
             cpu_ns_per_point: speed.map(|s| s.cpu_seconds_per_element * 1e9),
             cpu_basis: basis,
@@ -385,9 +431,13 @@ fn text(r: &Report) -> String {
         "fft2d: {n} x {n} complex f32 ({mib:.1} MiB), {} PEs on {} nodes, device {}, profile {}, clock {}",
         r.n_pes,
         r.nodes,
-        match r.device {
-            Device::Cpu => "cpu".to_string(),
-            Device::Fpga => format!("fpga ({} board(s) per node)", r.boards_per_node),
+        match (r.schedule, r.device) {
+            (Schedule::Fastfit, _) => format!(
+                "cpu + fpga, FastFit ({} board(s) per node)",
+                r.boards_per_node
+            ),
+            (_, Device::Cpu) => "cpu".to_string(),
+            (_, Device::Fpga) => format!("fpga ({} board(s) per node)", r.boards_per_node),
         },
         r.profile,
         r.clock,
@@ -399,6 +449,12 @@ fn text(r: &Report) -> String {
             r.cpu_basis.as_deref().unwrap_or("given"),
             ms(r.kernel_modeled_s),
             ms(r.kernel_done_after_s)
+        ));
+    }
+    if let Some(f) = r.fastfit_rows {
+        line(format!(
+            "schedule fastfit: PE 0 transformed {} rows on its CPU and {} on its boards (both passes)",
+            f.cpu, f.boards
         ));
     }
     line(format!("{:<14}{:>12}{:>9}", "phase", "ms", "share"));

@@ -9,6 +9,12 @@
 //! brings them back into object B and turns them from there into A: no copy between
 //! the objects and the program's own memory.
 //!
+//! With FastFit (`Device::Fastfit`) a pass is one co-scheduled loop over the PE's
+//! rows (`shmemplus_cosched` with `Scope::Pe`): its CPU and its partitions of the
+//! node's boards take chunks of rows from a pool in its own memory; a CPU chunk is
+//! transformed in a copy and written into B, a board chunk goes to the board, through
+//! the kernel and back into B; then B is turned into A, as with boards.
+//!
 //! Every time it reports is on the job clock ([`Shmem::now`]; virtual time under
 //! `SHMEMPLUS_CLOCK=virtual`), and kernels run through [`Shmem::kernel_start`].
 //!
@@ -53,6 +59,9 @@ pub enum Device<'a> {
     },
     /// On the boards, this PE's rows split as given.
     Boards(&'a [BoardRows]),
+    /// Shared at run time between this PE's CPU and its boards (FastFit): each
+    /// board's object holds up to its `count` rows, the most a chunk may have.
+    Fastfit(&'a [BoardRows]),
 }
 
 /// What a run did, as this PE saw it.
@@ -68,6 +77,10 @@ pub struct Outcome {
     /// Seconds on the job clock until the kernels' DONE, both passes (the slowest board
     /// of each).
     pub kernel_done_after_s: f64,
+    /// With FastFit: rows this PE's CPU transformed, both passes.
+    pub cpu_rows: u64,
+    /// With FastFit: rows this PE's boards transformed, both passes.
+    pub board_rows: u64,
 }
 
 /// The 2D FFT of the distributed matrix whose `R` rows on this PE are `rows` (`R * N`
@@ -92,6 +105,8 @@ pub fn fft2d_distributed(
         turn_s: 0.0,
         kernel_modeled_s: 0.0,
         kernel_done_after_s: 0.0,
+        cpu_rows: 0,
+        board_rows: 0,
     };
     match *device {
         Device::Cpu { slab_rows } => {
@@ -138,8 +153,152 @@ pub fn fft2d_distributed(
             board_pass(shmem, ct, on_boards, "column FFTs", timer, &mut out)?;
             out.result = Buffer::A;
         }
+        Device::Fastfit(on_boards) => {
+            fastfit_rows(shmem, fft, ct, rows, on_boards, "row FFTs", timer, &mut out)?;
+            turn_b_into_a(shmem, ct, timer, &mut out)?;
+            {
+                // SAFETY: no PE writes its A while this slice lives: the first pass's
+                // turn into A was completed by its quiet and barrier, and the second
+                // turns into A only after the co-scheduled phase has closed on every
+                // PE; the slice ends with this block, before that turn.
+                let a = unsafe { shmem.local_slice(ct.object(Buffer::A))? };
+                fastfit_rows(shmem, fft, ct, a, on_boards, "column FFTs", timer, &mut out)?;
+            }
+            turn_b_into_a(shmem, ct, timer, &mut out)?;
+            out.result = Buffer::A;
+        }
     }
     Ok(out)
+}
+
+/// The co-scheduled half of a FastFit pass: this PE's rows `src` transformed into B
+/// by its CPU and its boards, chunk by chunk as FastFit hands them out, as phase
+/// `name`.
+#[allow(clippy::too_many_arguments)]
+fn fastfit_rows(
+    shmem: &Shmem,
+    fft: &mut RowFft,
+    ct: &CornerTurn,
+    src: &[Complex32],
+    on_boards: &[BoardRows],
+    name: &str,
+    timer: &mut PhaseTimer,
+    out: &mut Outcome,
+) -> anyhow::Result<()> {
+    let (n, r) = (ct.n(), ct.rows_per_pe());
+    let dest = ct.object(Buffer::B);
+    let fft = std::sync::Mutex::new(fft);
+    let cpu = |range: std::ops::Range<u64>| -> Result<(), String> {
+        let rows = row_range(src, n, &range)?;
+        let mut work = rows.to_vec();
+        fft.lock().unwrap_or_else(|e| e.into_inner()).rows(&mut work);
+        shmem
+            .local_write(dest, row_offset(n, &range)?, &work)
+            .map_err(|e| e.to_string())
+    };
+    let boards = FastfitBoards {
+        shmem,
+        src,
+        dest,
+        on_boards,
+        n,
+    };
+    let capacity = on_boards.iter().map(|b| b.count).min().unwrap_or(0);
+    let options = shmemplus_cosched::Options {
+        scope: shmemplus_cosched::Scope::Pe,
+        boards: capacity > 0,
+        max_board_chunk: Some(capacity.max(1) as u64),
+        ..shmemplus_cosched::Options::default()
+    };
+    let report = timer.run(name, || {
+        shmemplus_cosched::run(shmem, r as u64, &options, cpu, &boards)
+    })?;
+    for d in &report.devices {
+        match d.device {
+            shmemplus_cosched::Device::Cpu { .. } => out.cpu_rows += d.items,
+            shmemplus_cosched::Device::Board { .. } => out.board_rows += d.items,
+        }
+    }
+    Ok(())
+}
+
+/// Element offset of the first row of `range` in rows of `n` (checked).
+fn row_offset(n: usize, range: &std::ops::Range<u64>) -> Result<usize, String> {
+    usize::try_from(range.start)
+        .ok()
+        .and_then(|first| first.checked_mul(n))
+        .ok_or_else(|| format!("rows {range:?} of {n} points are out of range"))
+}
+
+/// The rows `range` of `src` (rows of `n`), checked against its length.
+fn row_range<'s>(
+    src: &'s [Complex32],
+    n: usize,
+    range: &std::ops::Range<u64>,
+) -> Result<&'s [Complex32], String> {
+    let at = row_offset(n, range)?;
+    let len = usize::try_from(range.end - range.start)
+        .ok()
+        .and_then(|rows| rows.checked_mul(n))
+        .ok_or_else(|| format!("rows {range:?} of {n} points are out of range"))?;
+    at.checked_add(len)
+        .and_then(|end| src.get(at..end))
+        .ok_or_else(|| format!("rows {range:?} are past this PE's {} rows", src.len() / n.max(1)))
+}
+
+/// How a chunk of rows runs on one of this PE's boards under FastFit: into the
+/// board's object, through the kernel, and back into B at the rows' place.
+struct FastfitBoards<'a> {
+    shmem: &'a Shmem,
+    src: &'a [Complex32],
+    dest: &'a SymVec<Complex32>,
+    on_boards: &'a [BoardRows],
+    n: usize,
+}
+
+impl FastfitBoards<'_> {
+    fn slot(&self, board: u32) -> Result<&BoardRows, String> {
+        self.on_boards
+            .iter()
+            .find(|b| b.board == board)
+            .ok_or_else(|| format!("no object on board {board}"))
+    }
+}
+
+impl shmemplus_cosched::BoardPath for FastfitBoards<'_> {
+    fn start(
+        &self,
+        board: u32,
+        range: std::ops::Range<u64>,
+    ) -> Result<shmemplus::BoardRun, String> {
+        let slot = self.slot(board)?;
+        let rows = row_range(self.src, self.n, &range)?;
+        let e = |e: shmemplus::Error| e.to_string();
+        self.shmem
+            .put(&slot.obj, 0, rows, self.shmem.my_pe())
+            .map_err(e)?;
+        let args = [slot.obj.heap_offset() as u64, range.end - range.start];
+        self.shmem
+            .kernel_start(board, kernel::KERNEL, &args)
+            .map_err(e)
+    }
+
+    fn finish(&self, board: u32, range: std::ops::Range<u64>) -> Result<(), String> {
+        let slot = self.slot(board)?;
+        let count = row_range(self.src, self.n, &range)?.len();
+        let e = |e: shmemplus::Error| e.to_string();
+        self.shmem
+            .get_nbi(
+                self.dest,
+                row_offset(self.n, &range)?,
+                &slot.obj,
+                0,
+                count,
+                self.shmem.my_pe(),
+            )
+            .map_err(e)?;
+        self.shmem.quiet().map_err(e)
+    }
 }
 
 /// One CPU pass: `src` (this PE's `R` rows) transformed in place and turned into
@@ -250,10 +409,22 @@ fn board_pass(
         }
         Ok(shmem.quiet()?)
     })?;
+    turn_b_into_a(shmem, ct, timer, out)
+}
+
+/// The turn that ends a board or FastFit pass, B into A, as phase [`TURNS`]. B must
+/// hold this PE's transformed rows, written before the phase (a closed phase).
+fn turn_b_into_a(
+    shmem: &Shmem,
+    ct: &mut CornerTurn,
+    timer: &mut PhaseTimer,
+    out: &mut Outcome,
+) -> anyhow::Result<()> {
     timer.run(TURNS, || -> anyhow::Result<()> {
         let t = shmem.now();
-        // SAFETY: nobody writes B in this phase (the turn puts into A; "from boards"
-        // completed with its quiet and barrier) and no PE reads another's B.
+        // SAFETY: nobody writes B in this phase (the turn puts into A; the pass's
+        // writes into B completed before its phase closed, with a barrier) and no PE
+        // reads another's B.
         let rows = unsafe { shmem.local_slice(ct.object(Buffer::B))? };
         ct.turn_slab(shmem, rows, 0, Buffer::A)?;
         shmem.quiet()?;
