@@ -31,7 +31,7 @@
 use crate::fastfit::Rho;
 use crate::pool::{Chunk, WorkPool};
 use crate::report::{Device, DeviceReport, Report, Span};
-use crate::sizing::{BoardSizer, CpuSizer, SharedTraining};
+use crate::sizing::{BoardSizer, CpuSizer, PerItem, SharedTraining};
 use crate::{Error, Result};
 use serde::Serialize;
 use shmemplus::config::ClockKind;
@@ -207,6 +207,7 @@ where
         cpu: &cpu,
         start: shmem.now(),
         cpu_rate: AtomicU64::new(0f64.to_bits()),
+        cpu_item_s: AtomicU64::new(0f64.to_bits()),
     };
     let training = SharedTraining::default();
     let board_sizer = |board: u32| {
@@ -275,6 +276,10 @@ struct Ctx<'a> {
     /// This PE's CPU throughput so far (f64 bits, iterations per second), at which
     /// its boards' sizers count every CPU of the job.
     cpu_rate: AtomicU64,
+    /// One-thread driver only: the CPU path's own seconds per iteration (its pieces,
+    /// without the boards served between them; f64 bits, 0 until known), against
+    /// which a board's cost on the same thread is weighed.
+    cpu_item_s: AtomicU64,
 }
 
 impl Ctx<'_> {
@@ -288,10 +293,15 @@ impl Ctx<'_> {
         t.saturating_sub(self.start).as_secs_f64()
     }
 
-    /// A board's next take (`None`: the pool is empty).
+    /// A board's next take (`None`: the pool is empty, or the board stops taking:
+    /// see `BoardSizer::want`).
     fn board_take(&self, sizer: &BoardSizer) -> Result<Option<Chunk>> {
         let cpu_rate = f64::from_bits(self.cpu_rate.load(Ordering::Relaxed));
-        self.pool.take(self.shmem, sizer.want(cpu_rate))
+        let cpu_item_s = f64::from_bits(self.cpu_item_s.load(Ordering::Relaxed));
+        match sizer.want(cpu_rate, (cpu_item_s > 0.0).then_some(cpu_item_s)) {
+            Some(want) => self.pool.take(self.shmem, want),
+            None => Ok(None),
+        }
     }
 
     /// Records this PE's CPU throughput for its boards' sizers.
@@ -443,6 +453,8 @@ struct InFlight {
     run: BoardRun,
     range: Range<u64>,
     start_s: f64,
+    /// The driver's time in `BoardPath::start` (staging).
+    staged_s: f64,
 }
 
 /// One board under the one-thread driver.
@@ -486,6 +498,8 @@ fn one_thread<B: BoardPath>(
             cpu_sizer(),
         )
     });
+    // The CPU path's own time, for the boards' sizers.
+    let mut cpu_own = PerItem::default();
     // Each taker stops at its first empty take (the pool's overflow argument).
     let mut boards_may_take = !slots.is_empty();
     let mut cpu_may_take = cpu.is_some();
@@ -502,7 +516,13 @@ fn one_thread<B: BoardPath>(
                     let mut at = chunk.range.start;
                     while at < chunk.range.end {
                         let end = at.saturating_add(piece).min(chunk.range.end);
+                        let from = ctx.now_s();
                         ctx.cpu_call(at..end)?;
+                        // Known from the first piece on: a board trained before the
+                        // CPU's first chunk ends weighs itself against it.
+                        cpu_own.add(end - at, ctx.now_s() - from);
+                        ctx.cpu_item_s
+                            .store(cpu_own.per_item().to_bits(), Ordering::Relaxed);
                         at = end;
                         serve_boards(ctx, path, &mut slots, &mut boards_may_take)?;
                     }
@@ -564,6 +584,12 @@ fn serve_boards<B: BoardPath>(
             continue;
         }
         let Some(chunk) = ctx.board_take(&slot.sizer)? else {
+            if slot.sizer.stopped() {
+                // Not the pool's end: this board is dearer than the CPU it shares
+                // its thread with.
+                slot.retired = true;
+                continue;
+            }
             *may_take = false;
             break;
         };
@@ -575,6 +601,7 @@ fn serve_boards<B: BoardPath>(
                     run,
                     range: chunk.range,
                     start_s,
+                    staged_s: ctx.now_s() - start_s,
                 })
             }
             Err(why) => {
@@ -595,11 +622,11 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
     };
     let done_s = f.run.done_at().map(|t| ctx.at_s(t));
     let finish_from = ctx.now_s();
-    let ran = f
-        .run
-        .wait()
-        .map_err(|e| e.to_string())
-        .and_then(|_| path.finish(slot.board, f.range.clone()));
+    let mut fetch_from = finish_from;
+    let ran = f.run.wait().map_err(|e| e.to_string()).and_then(|_| {
+        fetch_from = ctx.now_s();
+        path.finish(slot.board, f.range.clone())
+    });
     if let Err(why) = ran {
         slot.report.failed = Some(ctx.failover(slot.board, f.range, why)?);
         slot.retired = true;
@@ -620,6 +647,10 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
         items,
     });
     slot.sizer.done(items, end_s - f.start_s);
+    // What the chunk cost the driver's thread: staging and fetching the results (not
+    // the wait for DONE).
+    slot.sizer
+        .cost_driver(items, f.staged_s + (now_s - fetch_from));
     Ok(())
 }
 

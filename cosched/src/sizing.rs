@@ -2,7 +2,7 @@
 //! chunks took.
 //!
 //! - A board ([`BoardSizer`]) trains first. The boards of a node are alike (one
-//!   bitfile, one link, one driver), so they train together ([`NodeTraining`]): board
+//!   bitfile, one link, one driver), so they train together ([`LineFit`]): board
 //!   0 takes the small sample and the others the large one, at once, and the first two
 //!   sizes that complete on the node fit one [`PipelineModel`] for all of them (a node
 //!   of one board takes the two samples one after the other, as FastFit does). From
@@ -25,20 +25,23 @@
 
 use crate::fastfit::{PipelineModel, Rho, Sample};
 use crate::report::BoardFit;
+use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
-/// What the boards of one node learn together. They are alike (one bitfile, one
-/// link, one driver), so they train at once: board 0 on the small sample and the
-/// others on the large one, and the first two chunks of different sizes that complete
-/// on the node fit one model for all of them. A node with one board trains as FastFit
-/// does, one sample after the other.
-#[derive(Debug, Default)]
-pub(crate) struct NodeTraining {
+/// A line through timed chunks: the first two sizes seen fit a [`PipelineModel`]
+/// (each size's mean time), and later chunks change nothing. What the boards of one
+/// node learn together: they are alike (one bitfile, one link, one driver), so they
+/// train at once, board 0 on the small sample and the others on the large one, and
+/// the first two sizes that complete on the node fit one model for all of them (a node
+/// with one board trains as FastFit does, one sample after the other). Also what a
+/// board's chunks cost its driver's thread.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct LineFit {
     samples: Vec<Sample>,
     fit: Option<([Sample; 2], PipelineModel)>,
 }
 
-impl NodeTraining {
+impl LineFit {
     /// A training chunk completed: once two sizes have been seen, the model goes
     /// through the smallest and the largest (each the mean of its chunks' times).
     fn add(&mut self, sample: Sample) {
@@ -75,8 +78,18 @@ impl NodeTraining {
     }
 }
 
+/// What one node's boards learn together, shared by their sizers (and threads).
+#[derive(Debug, Default)]
+pub(crate) struct NodeFits {
+    /// A chunk's time from staging to results: FastFit's model.
+    kernel: LineFit,
+    /// What a chunk costs the driver's thread (staging and fetching, not the wait
+    /// for DONE), known on the one-thread driver.
+    driver: LineFit,
+}
+
 /// The training of one node's boards, shared by their sizers (and their threads).
-pub(crate) type SharedTraining = Arc<Mutex<NodeTraining>>;
+pub(crate) type SharedTraining = Arc<Mutex<NodeFits>>;
 
 /// A board's chunk sizes (see the module doc).
 #[derive(Debug, Clone)]
@@ -101,6 +114,31 @@ pub(crate) struct BoardSizer {
     /// waits on each board), and how many were averaged.
     service_s: f64,
     served: u64,
+    /// Whether the board stopped taking.
+    stopped: Cell<bool>,
+}
+
+/// A running mean of seconds per item.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct PerItem {
+    items: u64,
+    seconds: f64,
+}
+
+impl PerItem {
+    pub(crate) fn add(&mut self, items: u64, seconds: f64) {
+        self.items += items;
+        self.seconds += seconds.max(0.0);
+    }
+
+    /// Seconds per item (0 before any).
+    pub(crate) fn per_item(&self) -> f64 {
+        if self.items == 0 {
+            0.0
+        } else {
+            self.seconds / self.items as f64
+        }
+    }
 }
 
 impl BoardSizer {
@@ -125,6 +163,7 @@ impl BoardSizer {
             left: n,
             service_s: 0.0,
             served: 0,
+            stopped: Cell::new(false),
         }
     }
 
@@ -132,7 +171,7 @@ impl BoardSizer {
     /// the board's own latency plus that wait is what a chunk must amortise.
     fn model(&self) -> Option<PipelineModel> {
         let training = self.training.lock().unwrap_or_else(|e| e.into_inner());
-        training.fit.map(|(_, mut model)| {
+        training.kernel.fit.map(|(_, mut model)| {
             model.latency_s += self.service_s;
             model
         })
@@ -140,26 +179,74 @@ impl BoardSizer {
 
     /// The chunk to ask for next; `cpu_rate` is this PE's CPU throughput so far
     /// (iterations per second, 0 if unknown), at which every CPU of the job is
-    /// counted (see the module doc).
-    pub(crate) fn want(&self, cpu_rate: f64) -> u64 {
+    /// counted. `cpu_item_s` (the one-thread driver's): the CPU path's own seconds per
+    /// iteration on the thread that also drives this board; once trained, the board
+    /// stops (`None`) if an iteration costs that thread more through the board
+    /// (staging and fetching) than on the CPU, as long as the CPUs take part. See the
+    /// module doc.
+    pub(crate) fn want(&self, cpu_rate: f64, cpu_item_s: Option<f64>) -> Option<u64> {
         let Some(model) = self.model() else {
             let size = if self.taken == 0 && self.board == 0 {
                 self.samples.0
             } else {
                 self.samples.1
             };
-            return size.min(self.max);
+            return Some(size.min(self.max));
         };
         let fastfit = model.chunk_for(self.rho);
+        let driver = self
+            .training
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .driver
+            .fit
+            .map(|(_, line)| line);
+        let cpus = self.cpus as f64;
         // Every board (alike) takes `c` of what was left at its last take, and the
-        // CPUs run meanwhile at `cpu_rate` each, so that all end together:
-        // boards * c + cpus * cpu_rate * (latency + c * item_s) = left.
-        let cpus = self.cpus as f64 * cpu_rate.max(0.0);
+        // CPUs run meanwhile, so that all end together:
+        // boards * c + cpus * (what one CPU does while a board runs c) = left.
+        let (per_latency, per_item) = match (cpu_item_s.filter(|&t| t > 0.0), driver) {
+            // One thread drives the boards and runs the CPU path: while a board runs
+            // `c` (latency + c * item_s) the CPU has the thread but for the chunk's
+            // staging and fetching (driver.latency + c * driver.item_s).
+            (Some(t), Some(d)) => (
+                (model.latency_s - d.latency_s).max(0.0) / t,
+                (model.item_s - d.item_s).max(0.0) / t,
+            ),
+            // The CPU has its own thread: its measured rate.
+            _ => (
+                cpu_rate.max(0.0) * model.latency_s,
+                cpu_rate.max(0.0) * model.item_s,
+            ),
+        };
         let left = self.left as f64;
-        let share = (left - cpus * model.latency_s) / (self.boards as f64 + cpus * model.item_s);
+        let share = (left - cpus * per_latency) / (self.boards as f64 + cpus * per_item);
         // `as` saturates, and NaN gives 0.
         let share = (share.ceil() as u64).max(1);
-        fastfit.min(share).min(self.max)
+        let chunk = fastfit.min(share).min(self.max);
+        // On a shared thread, a chunk that costs the thread more per iteration than
+        // the CPU path would is not worth taking.
+        if let (Some(t), Some(d), true) = (cpu_item_s, driver, self.cpus > 0) {
+            if d.seconds(chunk) / chunk as f64 >= t {
+                self.stopped.set(true);
+                return None;
+            }
+        }
+        Some(chunk)
+    }
+
+    /// Whether the board stopped taking (see [`BoardSizer::want`]).
+    pub(crate) fn stopped(&self) -> bool {
+        self.stopped.get()
+    }
+
+    /// A chunk of `items` cost the driver's thread `seconds` (staging and fetching).
+    pub(crate) fn cost_driver(&mut self, items: u64, seconds: f64) {
+        self.training
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .driver
+            .add(Sample { items, seconds });
     }
 
     /// A chunk's DONE waited `seconds` for the driver to serve it.
@@ -177,9 +264,9 @@ impl BoardSizer {
     /// A chunk of `items` took `seconds` (from staging to results).
     pub(crate) fn done(&mut self, items: u64, seconds: f64) {
         let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
-        match training.fit {
+        match training.kernel.fit {
             Some((_, model)) => self.ratios.push(seconds / model.seconds(items)),
-            None => training.add(Sample { items, seconds }),
+            None => training.kernel.add(Sample { items, seconds }),
         }
     }
 
@@ -192,6 +279,7 @@ impl BoardSizer {
             .training
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+            .kernel
             .fit
             .map(|(samples, _)| samples);
         let (samples, model_with_service) = (samples?, model?);

@@ -191,7 +191,9 @@ fn fastfit_rows(
     let cpu = |range: std::ops::Range<u64>| -> Result<(), String> {
         let rows = row_range(src, n, &range)?;
         let mut work = rows.to_vec();
-        fft.lock().unwrap_or_else(|e| e.into_inner()).rows(&mut work);
+        fft.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .rows(&mut work);
         shmem
             .local_write(dest, row_offset(n, &range)?, &work)
             .map_err(|e| e.to_string())
@@ -243,7 +245,12 @@ fn row_range<'s>(
         .ok_or_else(|| format!("rows {range:?} of {n} points are out of range"))?;
     at.checked_add(len)
         .and_then(|end| src.get(at..end))
-        .ok_or_else(|| format!("rows {range:?} are past this PE's {} rows", src.len() / n.max(1)))
+        .ok_or_else(|| {
+            format!(
+                "rows {range:?} are past this PE's {} rows",
+                src.len() / n.max(1)
+            )
+        })
 }
 
 /// How a chunk of rows runs on one of this PE's boards under FastFit: into the
