@@ -152,6 +152,59 @@ fn the_virtual_clock_gives_the_same_result_in_virtual_time() {
 }
 
 #[test]
+fn fastfit_shares_each_pes_rows_and_gives_the_serial_result() {
+    // --schedule fastfit: each PE's rows go to its CPU or its boards chunk by chunk, in
+    // both passes. Every row is transformed exactly once (PE 0's CPU and boards add up
+    // to its rows, twice) and the result is the serial FFT's, on native (the boards
+    // cheap: they take rows) and on novo-g under virtual time, where a row costs the
+    // PE's thread more through the 0.6 ms DMA than on its CPU, so after their two
+    // training chunks the boards stop taking.
+    for (profile, clock, boards_cheap) in [("native", "wall", true), ("novo-g", "virtual", false)] {
+        let shape = Shape {
+            n: 2,
+            pes_per_node: None,
+            env: vec![
+                ("SHMEMPLUS_PROFILE", profile),
+                ("SHMEMPLUS_CLOCK", clock),
+                ("SHMEMPLUS_FPGAS", "2"),
+            ],
+        };
+        let what = format!("{profile}, {clock}");
+        let r = job(
+            FFT2D,
+            &shape,
+            &[
+                "--size",
+                "256",
+                "--schedule",
+                "fastfit",
+                "--verify",
+                "--json",
+                "--cpu-ns-per-point",
+                "2",
+            ],
+        );
+        common::succeeded(&r);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout[0]).expect(&what);
+        assert_eq!(v["verified"], true, "{what}");
+        assert_eq!(v["schedule"], "fastfit", "{what}");
+        let (cpu, on_boards) = (
+            v["fastfit_rows"]["cpu"].as_u64().unwrap(),
+            v["fastfit_rows"]["boards"].as_u64().unwrap(),
+        );
+        assert_eq!(cpu + on_boards, 2 * 128, "{what}: {cpu} + {on_boards} rows");
+        if !boards_cheap {
+            // The two boards' training chunks, in both passes: 256 / (64 * 3)
+            // rounds to 1 row, 4 rows for the large sample.
+            assert!(
+                on_boards <= 2 * (1 + 4),
+                "{what}: {on_boards} rows on the boards"
+            );
+        }
+    }
+}
+
+#[test]
 fn user_errors() {
     let four = Shape {
         n: 4,
@@ -172,4 +225,15 @@ fn user_errors() {
         &["--size", "8", "--device", "cpu", "--verify"],
     );
     verified(&r, "cpu without boards");
+    let r = job(FFT2D, &none, &["--size", "8", "--schedule", "fastfit"]);
+    failed_with(&r, "--schedule fastfit needs boards");
+    let r = job(
+        FFT2D,
+        &none,
+        &["--size", "8", "--schedule", "fastfit", "--device", "cpu"],
+    );
+    failed_with(
+        &r,
+        "--schedule fastfit shares rows between the CPUs and the boards",
+    );
 }

@@ -374,17 +374,17 @@ mod tests {
     fn a_board_trains_then_takes_the_model_chunk_within_its_share() {
         let training = SharedTraining::default();
         let mut s = board(0, 1, 0, &training);
-        assert_eq!(s.want(0.0), 100);
+        assert_eq!(s.want(0.0, None).unwrap(), 100);
         s.took(999_900);
         s.done(100, seconds(100));
-        assert_eq!(s.want(0.0), 400);
+        assert_eq!(s.want(0.0, None).unwrap(), 400);
         s.took(999_500);
         s.done(400, seconds(400));
         // rho 0.95: 0.95 * 2e-3 / (0.05 * 1e-5) = 3800.
-        assert_eq!(s.want(0.0), 3800);
+        assert_eq!(s.want(0.0, None).unwrap(), 3800);
         // Near the end, alone: all that is left.
         s.took(1000);
-        assert_eq!(s.want(0.0), 1000);
+        assert_eq!(s.want(0.0, None).unwrap(), 1000);
         // Chunks of 3800 (modeled 0.04 s) measured 0.04, 0.042 and 0.041 s.
         s.done(3800, 0.04);
         s.done(3800, 0.042);
@@ -403,22 +403,29 @@ mod tests {
         let mut b1 = board(1, 8, 0, &training);
         let mut b2 = board(2, 8, 0, &training);
         // At once: the small sample on board 0, the large one on the others.
-        assert_eq!((b0.want(0.0), b1.want(0.0), b2.want(0.0)), (100, 400, 400));
+        assert_eq!(
+            (
+                b0.want(0.0, None).unwrap(),
+                b1.want(0.0, None).unwrap(),
+                b2.want(0.0, None).unwrap()
+            ),
+            (100, 400, 400)
+        );
         for b in [&mut b0, &mut b1, &mut b2] {
             b.took(999_000);
         }
         // Until both sizes have completed, no model: board 1 done, it asks for the
         // large sample again.
         b1.done(400, seconds(400));
-        assert_eq!(b1.want(0.0), 400);
+        assert_eq!(b1.want(0.0, None).unwrap(), 400);
         b0.done(100, seconds(100));
         // Now every board of the node has the model (3800), cut to its share of
         // what was left: 999000 / 8 boards.
         for b in [&b0, &b1, &b2] {
-            assert_eq!(b.want(0.0), 3800);
+            assert_eq!(b.want(0.0, None).unwrap(), 3800);
         }
         b0.took(20_000);
-        assert_eq!(b0.want(0.0), 2500);
+        assert_eq!(b0.want(0.0, None).unwrap(), 2500);
         // Board 2's large sample, done after the fit: measured against the model.
         b2.done(400, seconds(400) * 1.5);
         assert!((b2.into_fit().unwrap().measured_over_model.unwrap() - 1.5).abs() < 1e-9);
@@ -434,12 +441,39 @@ mod tests {
         s.done(400, seconds(400));
         s.took(3000);
         // Without CPUs: 3000 / 2 boards.
-        assert_eq!(s.want(0.0), 1500);
+        assert_eq!(s.want(0.0, None).unwrap(), 1500);
         // 4 CPUs at 10^4 items/s: 2 c + 4e4 (2e-3 + 1e-5 c) = 3000, c = 2920 / 2.4.
-        assert_eq!(s.want(1e4), 1217);
+        assert_eq!(s.want(1e4, None).unwrap(), 1217);
         // CPUs that would do everything within one board latency: one item at most.
         s.took(50);
-        assert_eq!(s.want(1e5), 1);
+        assert_eq!(s.want(1e5, None).unwrap(), 1);
+    }
+
+    #[test]
+    fn on_a_shared_thread_a_board_leaves_the_cpu_the_time_it_does_not_use() {
+        let training = SharedTraining::default();
+        let mut s = board(0, 1, 1, &training);
+        // The board: 2 ms + 10 us per item; of that its driver spends 1 ms + 8 us
+        // per item staging and fetching.
+        s.took(999_900);
+        s.done(100, seconds(100));
+        s.cost_driver(100, 1e-3 + 100.0 * 8e-6);
+        s.took(999_500);
+        s.done(400, seconds(400));
+        s.cost_driver(400, 1e-3 + 400.0 * 8e-6);
+        s.took(10_000);
+        // A CPU item takes 100 us: while the board runs c, the CPU does
+        // (1 ms + 2 us * c) / 100 us; c + 10 + 0.02 c = 10000, c = 9784.
+        // FastFit's chunk (3800) is smaller.
+        assert_eq!(s.want(0.0, Some(1e-4)), Some(3800));
+        s.took(2000);
+        assert_eq!(s.want(0.0, Some(1e-4)), Some(1951));
+        assert!(!s.stopped());
+        // A CPU item of 8 us: the board's share would be 1500, at which an item
+        // costs the thread 1 ms / 1500 + 8 us through the board, more than on the
+        // CPU: the board stops.
+        assert_eq!(s.want(0.0, Some(8e-6)), None);
+        assert!(s.stopped());
     }
 
     #[test]
@@ -453,13 +487,13 @@ mod tests {
             1_000_000,
             training,
         );
-        assert_eq!(s.want(0.0), 100);
+        assert_eq!(s.want(0.0, None).unwrap(), 100);
         s.took(999_900);
         s.done(100, 1e-3);
-        assert_eq!(s.want(0.0), 250);
+        assert_eq!(s.want(0.0, None).unwrap(), 250);
         s.took(999_650);
         s.done(250, 2e-3);
-        assert!(s.want(0.0) <= 250);
+        assert!(s.want(0.0, None).unwrap() <= 250);
     }
 
     #[test]
@@ -469,7 +503,7 @@ mod tests {
         s.took(999_900);
         s.done(100, 1e-3);
         s.done(100, 1e-3);
-        assert_eq!(s.want(0.0), 400);
+        assert_eq!(s.want(0.0, None).unwrap(), 400);
         assert!(s.into_fit().is_none());
     }
 
@@ -481,12 +515,12 @@ mod tests {
         s.done(100, seconds(100));
         s.took(999_500);
         s.done(400, seconds(400));
-        assert_eq!(s.want(0.0), 3800);
+        assert_eq!(s.want(0.0, None).unwrap(), 3800);
         // DONE waited 1 ms and 3 ms for the driver: 2 ms on average, as much again as
         // the board's own latency, so the chunk doubles.
         s.served(1e-3);
         s.served(3e-3);
-        assert_eq!(s.want(0.0), 7600);
+        assert_eq!(s.want(0.0, None).unwrap(), 7600);
         let fit = s.into_fit().unwrap();
         assert!((fit.service_s - 2e-3).abs() < 1e-12);
         assert!((fit.model.latency_s - 2e-3).abs() < 1e-12, "{fit:?}");
