@@ -115,6 +115,28 @@ impl WorkPool {
         self.take_unordered(shmem, want)
     }
 
+    /// [`WorkPool::take`] with the size decided in its turn: `want(handed_out)` is
+    /// given how many iterations had been handed out right before (read from the
+    /// counter) and returns the size to take, or `None` to take nothing. `Ok(None)`
+    /// if the pool is empty or `want` took nothing.
+    pub fn take_sized(
+        &self,
+        shmem: &Shmem,
+        want: impl FnOnce(u64) -> Option<u64>,
+    ) -> Result<Option<Chunk>> {
+        if self.ordered {
+            shmem.wait_turn()?;
+        }
+        let handed_out = shmem.atomic_fetch(&self.counter, 0, self.home)?;
+        if handed_out >= self.n {
+            return Ok(None);
+        }
+        match want(handed_out) {
+            Some(size) => self.take_unordered(shmem, size),
+            None => Ok(None),
+        }
+    }
+
     /// [`WorkPool::take`] in real-time order, for a PE that has left the turns (see
     /// [`WorkPool::stop_turns`]).
     pub fn take_unordered(&self, shmem: &Shmem, want: u64) -> Result<Option<Chunk>> {

@@ -298,10 +298,10 @@ impl Ctx<'_> {
     fn board_take(&self, sizer: &BoardSizer) -> Result<Option<Chunk>> {
         let cpu_rate = f64::from_bits(self.cpu_rate.load(Ordering::Relaxed));
         let cpu_item_s = f64::from_bits(self.cpu_item_s.load(Ordering::Relaxed));
-        match sizer.want(cpu_rate, (cpu_item_s > 0.0).then_some(cpu_item_s)) {
-            Some(want) => self.pool.take(self.shmem, want),
-            None => Ok(None),
-        }
+        let cpu_item_s = (cpu_item_s > 0.0).then_some(cpu_item_s);
+        self.pool.take_sized(self.shmem, |handed_out| {
+            sizer.want(cpu_rate, cpu_item_s, handed_out)
+        })
     }
 
     /// Records this PE's CPU throughput for its boards' sizers.

@@ -116,6 +116,10 @@ pub(crate) struct BoardSizer {
     served: u64,
     /// Whether the board stopped taking.
     stopped: Cell<bool>,
+    /// Whether its last take was sized by the model (after training).
+    production: bool,
+    /// The loop's length.
+    n: u64,
 }
 
 /// A running mean of seconds per item.
@@ -164,6 +168,8 @@ impl BoardSizer {
             service_s: 0.0,
             served: 0,
             stopped: Cell::new(false),
+            production: false,
+            n,
         }
     }
 
@@ -184,7 +190,12 @@ impl BoardSizer {
     /// stops (`None`) if an iteration costs that thread more through the board
     /// (staging and fetching) than on the CPU, as long as the CPUs take part. See the
     /// module doc.
-    pub(crate) fn want(&self, cpu_rate: f64, cpu_item_s: Option<f64>) -> Option<u64> {
+    pub(crate) fn want(
+        &self,
+        cpu_rate: f64,
+        cpu_item_s: Option<f64>,
+        handed_out: u64,
+    ) -> Option<u64> {
         let Some(model) = self.model() else {
             let size = if self.taken == 0 && self.board == 0 {
                 self.samples.0
@@ -219,10 +230,20 @@ impl BoardSizer {
                 cpu_rate.max(0.0) * model.item_s,
             ),
         };
-        let left = self.left as f64;
-        let share = (left - cpus * per_latency) / (self.boards as f64 + cpus * per_item);
-        // `as` saturates, and NaN gives 0.
-        let share = (share.ceil() as u64).max(1);
+        let share_of = |left: u64| {
+            let share = (left as f64 - cpus * per_latency) / (self.boards as f64 + cpus * per_item);
+            // `as` saturates, and NaN gives 0.
+            (share.ceil() as u64).max(1)
+        };
+        // Right after training the boards take together, so what was left at this
+        // board's last take is what they share (the others' first chunks, taken a
+        // moment ago, come out of it). Later the others are amid chunks like this
+        // one's last, and what is left now is what remains to share: without this cap
+        // the last round's first takers would each take what was left a round ago.
+        let mut share = share_of(self.left);
+        if self.production {
+            share = share.min(share_of(self.n.saturating_sub(handed_out)));
+        }
         let chunk = fastfit.min(share).min(self.max);
         // On a shared thread, a chunk that costs the thread more per iteration than
         // the CPU path would is not worth taking.
@@ -259,6 +280,7 @@ impl BoardSizer {
     pub(crate) fn took(&mut self, left: u64) {
         self.taken += 1;
         self.left = left;
+        self.production = self.model().is_some();
     }
 
     /// A chunk of `items` took `seconds` (from staging to results).
@@ -374,17 +396,17 @@ mod tests {
     fn a_board_trains_then_takes_the_model_chunk_within_its_share() {
         let training = SharedTraining::default();
         let mut s = board(0, 1, 0, &training);
-        assert_eq!(s.want(0.0, None).unwrap(), 100);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 100);
         s.took(999_900);
         s.done(100, seconds(100));
-        assert_eq!(s.want(0.0, None).unwrap(), 400);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 400);
         s.took(999_500);
         s.done(400, seconds(400));
         // rho 0.95: 0.95 * 2e-3 / (0.05 * 1e-5) = 3800.
-        assert_eq!(s.want(0.0, None).unwrap(), 3800);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 3800);
         // Near the end, alone: all that is left.
         s.took(1000);
-        assert_eq!(s.want(0.0, None).unwrap(), 1000);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 1000);
         // Chunks of 3800 (modeled 0.04 s) measured 0.04, 0.042 and 0.041 s.
         s.done(3800, 0.04);
         s.done(3800, 0.042);
@@ -405,9 +427,9 @@ mod tests {
         // At once: the small sample on board 0, the large one on the others.
         assert_eq!(
             (
-                b0.want(0.0, None).unwrap(),
-                b1.want(0.0, None).unwrap(),
-                b2.want(0.0, None).unwrap()
+                b0.want(0.0, None, 0).unwrap(),
+                b1.want(0.0, None, 0).unwrap(),
+                b2.want(0.0, None, 0).unwrap()
             ),
             (100, 400, 400)
         );
@@ -417,15 +439,15 @@ mod tests {
         // Until both sizes have completed, no model: board 1 done, it asks for the
         // large sample again.
         b1.done(400, seconds(400));
-        assert_eq!(b1.want(0.0, None).unwrap(), 400);
+        assert_eq!(b1.want(0.0, None, 0).unwrap(), 400);
         b0.done(100, seconds(100));
         // Now every board of the node has the model (3800), cut to its share of
         // what was left: 999000 / 8 boards.
         for b in [&b0, &b1, &b2] {
-            assert_eq!(b.want(0.0, None).unwrap(), 3800);
+            assert_eq!(b.want(0.0, None, 0).unwrap(), 3800);
         }
         b0.took(20_000);
-        assert_eq!(b0.want(0.0, None).unwrap(), 2500);
+        assert_eq!(b0.want(0.0, None, 0).unwrap(), 2500);
         // Board 2's large sample, done after the fit: measured against the model.
         b2.done(400, seconds(400) * 1.5);
         assert!((b2.into_fit().unwrap().measured_over_model.unwrap() - 1.5).abs() < 1e-9);
@@ -441,12 +463,12 @@ mod tests {
         s.done(400, seconds(400));
         s.took(3000);
         // Without CPUs: 3000 / 2 boards.
-        assert_eq!(s.want(0.0, None).unwrap(), 1500);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 1500);
         // 4 CPUs at 10^4 items/s: 2 c + 4e4 (2e-3 + 1e-5 c) = 3000, c = 2920 / 2.4.
-        assert_eq!(s.want(1e4, None).unwrap(), 1217);
+        assert_eq!(s.want(1e4, None, 0).unwrap(), 1217);
         // CPUs that would do everything within one board latency: one item at most.
         s.took(50);
-        assert_eq!(s.want(1e5, None).unwrap(), 1);
+        assert_eq!(s.want(1e5, None, 0).unwrap(), 1);
     }
 
     #[test]
@@ -465,15 +487,32 @@ mod tests {
         // A CPU item takes 100 us: while the board runs c, the CPU does
         // (1 ms + 2 us * c) / 100 us; c + 10 + 0.02 c = 10000, c = 9784.
         // FastFit's chunk (3800) is smaller.
-        assert_eq!(s.want(0.0, Some(1e-4)), Some(3800));
+        assert_eq!(s.want(0.0, Some(1e-4), 0), Some(3800));
         s.took(2000);
-        assert_eq!(s.want(0.0, Some(1e-4)), Some(1951));
+        assert_eq!(s.want(0.0, Some(1e-4), 0), Some(1951));
         assert!(!s.stopped());
         // A CPU item of 8 us: the board's share would be 1500, at which an item
         // costs the thread 1 ms / 1500 + 8 us through the board, more than on the
         // CPU: the board stops.
-        assert_eq!(s.want(0.0, Some(8e-6)), None);
+        assert_eq!(s.want(0.0, Some(8e-6), 0), None);
         assert!(s.stopped());
+    }
+
+    #[test]
+    fn after_its_first_model_chunk_a_board_shares_what_is_left_now() {
+        let training = SharedTraining::default();
+        let mut s = board(0, 4, 0, &training);
+        s.took(999_900);
+        s.done(100, seconds(100));
+        s.took(10_000);
+        s.done(400, seconds(400));
+        // Right after training: a quarter of what was left at its last take, even
+        // though the other boards have taken theirs since (6000 more handed out).
+        assert_eq!(s.want(0.0, None, 1_000_000 - 10_000 + 6000), Some(2500));
+        // After a model chunk: a quarter of what is left now (2000), not of what was
+        // left at its last take (4000).
+        s.took(4000);
+        assert_eq!(s.want(0.0, None, 1_000_000 - 2000), Some(500));
     }
 
     #[test]
@@ -487,13 +526,13 @@ mod tests {
             1_000_000,
             training,
         );
-        assert_eq!(s.want(0.0, None).unwrap(), 100);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 100);
         s.took(999_900);
         s.done(100, 1e-3);
-        assert_eq!(s.want(0.0, None).unwrap(), 250);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 250);
         s.took(999_650);
         s.done(250, 2e-3);
-        assert!(s.want(0.0, None).unwrap() <= 250);
+        assert!(s.want(0.0, None, 0).unwrap() <= 250);
     }
 
     #[test]
@@ -503,7 +542,7 @@ mod tests {
         s.took(999_900);
         s.done(100, 1e-3);
         s.done(100, 1e-3);
-        assert_eq!(s.want(0.0, None).unwrap(), 400);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 400);
         assert!(s.into_fit().is_none());
     }
 
@@ -515,12 +554,12 @@ mod tests {
         s.done(100, seconds(100));
         s.took(999_500);
         s.done(400, seconds(400));
-        assert_eq!(s.want(0.0, None).unwrap(), 3800);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 3800);
         // DONE waited 1 ms and 3 ms for the driver: 2 ms on average, as much again as
         // the board's own latency, so the chunk doubles.
         s.served(1e-3);
         s.served(3e-3);
-        assert_eq!(s.want(0.0, None).unwrap(), 7600);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 7600);
         let fit = s.into_fit().unwrap();
         assert!((fit.service_s - 2e-3).abs() < 1e-12);
         assert!((fit.model.latency_s - 2e-3).abs() < 1e-12, "{fit:?}");
