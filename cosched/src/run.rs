@@ -220,7 +220,7 @@ where
             training.clone(),
         )
     };
-    let cpu_sizer = || CpuSizer::new(samples.0, options.cpu_chunk_s, workers);
+    let cpu_sizer = || CpuSizer::new(samples.0, options.cpu_chunk_s, workers, n);
     let board_devices: Vec<Device> = (0..my_boards)
         .map(|board| Device::Board {
             pe: me,
@@ -302,6 +302,17 @@ impl Ctx<'_> {
         self.pool.take_sized(self.shmem, |handed_out| {
             sizer.want(cpu_rate, cpu_item_s, handed_out)
         })
+    }
+
+    /// This PE's CPU's next take (`None`: the pool is empty).
+    fn cpu_take(&self, sizer: &mut CpuSizer) -> Result<Option<Chunk>> {
+        let chunk = self
+            .pool
+            .take_sized(self.shmem, |handed_out| Some(sizer.want_now(handed_out)))?;
+        if let Some(chunk) = &chunk {
+            sizer.took(chunk.range.start, self.now_s());
+        }
+        Ok(chunk)
     }
 
     /// Records this PE's CPU throughput for its boards' sizers.
@@ -397,7 +408,7 @@ fn cpu_loop(ctx: &Ctx<'_>, mut sizer: CpuSizer) -> Result<DeviceReport> {
     let mut report = DeviceReport::new(Device::Cpu {
         pe: ctx.shmem.my_pe(),
     });
-    while let Some(chunk) = ctx.pool.take(ctx.shmem, sizer.want())? {
+    while let Some(chunk) = ctx.cpu_take(&mut sizer)? {
         let items = chunk.range.end - chunk.range.start;
         let seconds = ctx.cpu_chunk(chunk.range, &mut report)?;
         sizer.done(items, seconds, chunk.left);
@@ -508,7 +519,7 @@ fn one_thread<B: BoardPath>(
         // A CPU chunk, in pieces with the boards served between them.
         let mut cpu_ran = false;
         if let Some((report, sizer)) = cpu.as_mut().filter(|_| cpu_may_take) {
-            match ctx.pool.take(ctx.shmem, sizer.want())? {
+            match ctx.cpu_take(sizer)? {
                 Some(chunk) => {
                     let items = chunk.range.end - chunk.range.start;
                     let start_s = ctx.now_s();

@@ -329,21 +329,59 @@ pub(crate) struct CpuSizer {
     workers: u64,
     /// Iterations per second, smoothed over the last chunks.
     rate: Option<f64>,
+    /// How fast the whole job drains the pool (iterations per second, smoothed), from
+    /// what was handed out between this CPU's takes.
+    drain: Option<f64>,
+    /// Where this CPU's last take started, and when.
+    last_take: Option<(u64, f64)>,
+    /// The loop's length.
+    n: u64,
 }
 
 impl CpuSizer {
-    pub(crate) fn new(first: u64, chunk_s: f64, workers: u64) -> CpuSizer {
+    pub(crate) fn new(first: u64, chunk_s: f64, workers: u64, n: u64) -> CpuSizer {
         CpuSizer {
             want: first.max(1),
             chunk_s,
             workers: workers.max(1),
             rate: None,
+            drain: None,
+            last_take: None,
+            n,
         }
     }
 
     /// The chunk to ask for next.
     pub(crate) fn want(&self) -> u64 {
         self.want
+    }
+
+    /// The chunk to ask for next when `handed_out` iterations have been handed out:
+    /// also no longer than the job needs to drain what is left at the rate it has
+    /// been draining, so that near the end a CPU does not hold the last iterations
+    /// while faster devices idle.
+    pub(crate) fn want_now(&self, handed_out: u64) -> u64 {
+        match (self.drain, self.rate) {
+            (Some(drain), Some(rate)) if drain > 0.0 => {
+                let left_s = self.n.saturating_sub(handed_out) as f64 / drain;
+                // `as` saturates, and NaN gives 0.
+                let cap = ((rate * left_s).ceil() as u64).max(1);
+                self.want.min(cap)
+            }
+            _ => self.want,
+        }
+    }
+
+    /// This CPU took a chunk starting at iteration `start` at `at_s` (seconds on the
+    /// loop's clock).
+    pub(crate) fn took(&mut self, start: u64, at_s: f64) {
+        if let Some((before, then)) = self.last_take {
+            if at_s > then && start > before {
+                let measured = (start - before) as f64 / (at_s - then);
+                self.drain = Some(self.drain.map_or(measured, |d| 0.5 * d + 0.5 * measured));
+            }
+        }
+        self.last_take = Some((start, at_s));
     }
 
     /// Its throughput (iterations per second, smoothed) so far; 0 before its first
@@ -567,7 +605,7 @@ mod tests {
 
     #[test]
     fn a_cpu_sizes_chunks_from_its_throughput_and_share() {
-        let mut c = CpuSizer::new(10, 2e-3, 4);
+        let mut c = CpuSizer::new(10, 2e-3, 4, 1_000_000);
         assert_eq!(c.want(), 10);
         assert_eq!(c.rate(), 0.0);
         // 10 items in 1 ms: 10^4/s, so 20 items take 2 ms.
@@ -582,5 +620,20 @@ mod tests {
         assert_eq!(c.want(), 10);
         c.done(10, 1e-3, 0);
         assert_eq!(c.want(), 1);
+    }
+
+    #[test]
+    fn near_the_end_a_cpu_takes_no_more_than_the_job_needs_to_drain_the_rest() {
+        let mut c = CpuSizer::new(10, 2e-3, 4, 100_000);
+        // 10^4 items/s: chunks of 20 (2 ms).
+        c.took(0, 0.0);
+        c.done(10, 1e-3, 99_990);
+        assert_eq!(c.want_now(10), 20);
+        // 10 000 handed out in 1 ms: the job drains 10^7 items/s.
+        c.took(10_000, 1e-3);
+        c.done(20, 2e-3, 89_980);
+        assert_eq!(c.want_now(10_020), 20);
+        // 500 left: the job needs 50 us for them, in which this CPU does 0.5 items.
+        assert_eq!(c.want_now(99_500), 1);
     }
 }
