@@ -210,11 +210,13 @@ where
         cpu_item_s: AtomicU64::new(0f64.to_bits()),
     };
     let training = SharedTraining::default();
+    let one_driver = shmem.clock() == ClockKind::Virtual;
     let board_sizer = |board: u32| {
         BoardSizer::new(
             samples,
             options.rho,
             (board, boards_in_pool, cpus),
+            one_driver,
             max_chunk,
             n,
             training.clone(),
@@ -228,7 +230,7 @@ where
             board,
         })
         .collect();
-    let mut devices = if shmem.clock() == ClockKind::Virtual {
+    let mut devices = if one_driver {
         one_thread(
             &ctx,
             options.cpus,
@@ -595,6 +597,9 @@ fn serve_boards<B: BoardPath>(
             continue;
         }
         let Some(chunk) = ctx.board_take(&slot.sizer)? else {
+            if slot.sizer.waiting() {
+                continue;
+            }
             if slot.sizer.stopped() {
                 // Not the pool's end: this board is dearer than the CPU it shares
                 // its thread with.
@@ -616,6 +621,7 @@ fn serve_boards<B: BoardPath>(
                 })
             }
             Err(why) => {
+                slot.sizer.abandoned();
                 slot.report.failed = Some(ctx.failover(slot.board, chunk.range, why)?);
                 slot.retired = true;
             }
@@ -639,6 +645,7 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
         path.finish(slot.board, f.range.clone())
     });
     if let Err(why) = ran {
+        slot.sizer.abandoned();
         slot.report.failed = Some(ctx.failover(slot.board, f.range, why)?);
         slot.retired = true;
         return Ok(());

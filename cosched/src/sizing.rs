@@ -86,6 +86,9 @@ pub(crate) struct NodeFits {
     /// What a chunk costs the driver's thread (staging and fetching, not the wait
     /// for DONE), known on the one-thread driver.
     driver: LineFit,
+    /// Training chunks of the small and of the large size taken on the node and not
+    /// failed.
+    sampling: [u32; 2],
 }
 
 /// The training of one node's boards, shared by their sizers (and their threads).
@@ -118,6 +121,14 @@ pub(crate) struct BoardSizer {
     stopped: Cell<bool>,
     /// Whether its last take was sized by the model (after training).
     production: bool,
+    /// Whether its chunk in flight is a training sample, and of the small size.
+    in_training: Option<bool>,
+    /// The sample size its last `want` asked for (`true`: the small one).
+    sample_asked: Cell<Option<bool>>,
+    /// Whether one thread drives this node's boards (and its CPU).
+    one_thread: bool,
+    /// Whether its last `want` said to wait for the node's model.
+    waiting: Cell<bool>,
     /// The loop's length.
     n: u64,
 }
@@ -150,6 +161,7 @@ impl BoardSizer {
         samples: (u64, u64),
         rho: Rho,
         (board, boards, cpus): (u32, u64, u64),
+        one_thread: bool,
         max: u64,
         n: u64,
         training: SharedTraining,
@@ -169,6 +181,10 @@ impl BoardSizer {
             served: 0,
             stopped: Cell::new(false),
             production: false,
+            in_training: None,
+            sample_asked: Cell::new(None),
+            one_thread,
+            waiting: Cell::new(false),
             n,
         }
     }
@@ -196,8 +212,29 @@ impl BoardSizer {
         cpu_item_s: Option<f64>,
         handed_out: u64,
     ) -> Option<u64> {
+        self.waiting.set(false);
         let Some(model) = self.model() else {
-            let size = if self.taken == 0 && self.board == 0 {
+            let sampling = self
+                .training
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .sampling;
+            let small = if self.one_thread {
+                // The node's two samples, one of each size; the other boards wait
+                // for the model rather than hold the one thread with more samples.
+                match sampling {
+                    [0, _] => true,
+                    [_, 0] => false,
+                    _ => {
+                        self.waiting.set(true);
+                        return None;
+                    }
+                }
+            } else {
+                self.taken == 0 && self.board == 0
+            };
+            self.sample_asked.set(Some(small));
+            let size = if small {
                 self.samples.0
             } else {
                 self.samples.1
@@ -281,10 +318,37 @@ impl BoardSizer {
         self.taken += 1;
         self.left = left;
         self.production = self.model().is_some();
+        self.in_training = match self.sample_asked.take() {
+            Some(small) if !self.production => Some(small),
+            _ => None,
+        };
+        if let Some(small) = self.in_training {
+            self.training
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .sampling[usize::from(!small)] += 1;
+        }
+    }
+
+    /// The chunk taken last failed (it ran on the CPU path): if it was a training
+    /// sample, the node still needs one.
+    pub(crate) fn abandoned(&mut self) {
+        if let Some(small) = self.in_training.take() {
+            let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
+            let out = &mut training.sampling[usize::from(!small)];
+            *out = out.saturating_sub(1);
+        }
+    }
+
+    /// Whether the last `want` said to wait for the node's model (a one-thread
+    /// driver's board while two other boards take the samples).
+    pub(crate) fn waiting(&self) -> bool {
+        self.waiting.get()
     }
 
     /// A chunk of `items` took `seconds` (from staging to results).
     pub(crate) fn done(&mut self, items: u64, seconds: f64) {
+        self.in_training = None;
         let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
         match training.kernel.fit {
             Some((_, model)) => self.ratios.push(seconds / model.seconds(items)),
@@ -419,6 +483,7 @@ mod tests {
             (100, 400),
             Rho::DEFAULT,
             (board, boards, cpus),
+            false,
             u64::MAX,
             1_000_000,
             training.clone(),
@@ -554,12 +619,48 @@ mod tests {
     }
 
     #[test]
+    fn on_one_driver_thread_two_boards_train_and_the_others_wait_for_the_model() {
+        let training = SharedTraining::default();
+        let new = |b| {
+            BoardSizer::new(
+                (100, 400),
+                Rho::DEFAULT,
+                (b, 4, 0),
+                true,
+                u64::MAX,
+                1_000_000,
+                training.clone(),
+            )
+        };
+        let (mut b0, mut b1, b2, mut b3) = (new(0), new(1), new(2), new(3));
+        // Board 3 comes first: it takes the small sample, board 0 the large one.
+        assert_eq!(b3.want(0.0, None, 0), Some(100));
+        b3.took(999_900);
+        assert_eq!(b0.want(0.0, None, 0), Some(400));
+        b0.took(999_500);
+        // The others wait (not stop).
+        assert_eq!(b1.want(0.0, None, 0), None);
+        assert!(b1.waiting() && !b1.stopped());
+        // The small sample failed on board 3: board 1 takes it instead.
+        b3.abandoned();
+        assert_eq!(b1.want(0.0, None, 0), Some(100));
+        b1.took(999_400);
+        assert_eq!(b2.want(0.0, None, 0), None);
+        b1.done(100, seconds(100));
+        b0.done(400, seconds(400));
+        // The model exists: every board takes its share.
+        assert_eq!(b2.want(0.0, None, 0), Some(3800));
+        assert!(!b2.waiting());
+    }
+
+    #[test]
     fn a_board_never_asks_past_its_buffers() {
         let training = SharedTraining::default();
         let mut s = BoardSizer::new(
             (100, 400),
             Rho::DEFAULT,
             (0, 1, 0),
+            false,
             250,
             1_000_000,
             training,
