@@ -20,8 +20,13 @@ use serde::{Deserialize, Serialize};
 pub struct Rho(f64);
 
 impl Rho {
-    /// FastFit's default: 0.95 (the paper uses 0.9 to 0.99).
-    pub const DEFAULT: Rho = Rho(0.95);
+    /// The default: 0.99, the top of the paper's range (0.9 to 0.99). A board's chunk
+    /// is also capped by its share of what is left (the crate's `sizing`), which
+    /// does the balancing towards the end of the loop that a smaller rho's finer
+    /// chunks would, so the chunk can aim at 99% of the peak and pay the board's
+    /// latency fewer times. Measured in CBIR (`fastfit_vs_oracle`): 0.99 was as fast
+    /// as 0.95 or faster everywhere, by up to 8% with 8000 images on novo-g.
+    pub const DEFAULT: Rho = Rho(0.99);
 
     /// `rho`, if it lies strictly between 0 and 1.
     ///
@@ -184,7 +189,7 @@ mod tests {
         let m = PipelineModel::fit(sample(100, 2e-3), sample(200, 1e-3)).unwrap();
         assert_eq!(m.latency_s, 0.0);
         assert!((m.item_s - 5e-6).abs() < 1e-18);
-        assert_eq!(m.chunk_for(Rho::DEFAULT), 1);
+        assert_eq!(m.chunk_for(Rho::new(0.95).unwrap()), 1);
         // A line through the samples that would cross zero time: latency 0.
         let m = PipelineModel::fit(sample(100, 1e-3), sample(200, 3e-3)).unwrap();
         assert_eq!(m.latency_s, 0.0);

@@ -42,7 +42,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// How a loop is co-scheduled. `Options::default()` is FastFit's configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Options {
-    /// The fraction of its peak throughput a board's chunk must reach (default 0.95).
+    /// The fraction of its peak throughput a board's chunk must reach (default 0.99,
+    /// [`Rho::DEFAULT`]).
     pub rho: Rho,
     /// Sizes of each board's two training chunks; `None` (the default): the first is
     /// `n / (64 * workers)` (at least 1), the second four times that.

@@ -477,11 +477,16 @@ fn median(v: &mut [f64]) -> Option<f64> {
 mod tests {
     use super::*;
 
+    /// The tests' rho (their chunk sizes are worked out for it).
+    fn rho95() -> Rho {
+        Rho::new(0.95).unwrap()
+    }
+
     /// A board of a job of `boards` boards and `cpus` CPUs, with its node's training.
     fn board(board: u32, boards: u64, cpus: u64, training: &SharedTraining) -> BoardSizer {
         BoardSizer::new(
             (100, 400),
-            Rho::DEFAULT,
+            rho95(),
             (board, boards, cpus),
             false,
             u64::MAX,
@@ -624,7 +629,7 @@ mod tests {
         let new = |b| {
             BoardSizer::new(
                 (100, 400),
-                Rho::DEFAULT,
+                rho95(),
                 (b, 4, 0),
                 true,
                 u64::MAX,
@@ -658,7 +663,7 @@ mod tests {
         let training = SharedTraining::default();
         let mut s = BoardSizer::new(
             (100, 400),
-            Rho::DEFAULT,
+            rho95(),
             (0, 1, 0),
             false,
             250,

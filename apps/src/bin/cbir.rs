@@ -101,6 +101,10 @@ struct Args {
     /// file, for `shmemplus cosched-plot FILE -o throughput.png`.
     #[arg(long, value_name = "FILE")]
     devices: Option<PathBuf>,
+    /// With --schedule fastfit (and oracle's FastFit run): the fraction of a board's
+    /// peak throughput its chunks must reach, in (0, 1).
+    #[arg(long, value_name = "R", default_value_t = shmemplus_cosched::Rho::DEFAULT.get())]
+    rho: f64,
     /// Fix the CPU path's speed (ns per pixel) instead of measuring it at start-up, for
     /// reproducible board timings.
     #[arg(long, value_name = "NS")]
@@ -1005,6 +1009,7 @@ fn fastfit_once(
         Ok::<(), anyhow::Error>(())
     })?;
     let options = shmemplus_cosched::Options {
+        rho: shmemplus_cosched::Rho::new(args.rho).context("--rho")?,
         cpus: args.device != Device::Fpga,
         boards: use_boards,
         max_board_chunk: Some(max_chunk),

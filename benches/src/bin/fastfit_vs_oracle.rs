@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! fastfit_vs_oracle [--profiles native,novo-g] [--boards 1,2,4] [--assume true,10,40]
-//!                   [--images 2000] [--reps 3] [--clock virtual] [--pes 4] [--json]
+//!                   [--images 2000] [--reps 3] [--clock virtual] [--pes 4] [--rho R]
+//!                   [--json]
 //! ```
 //!
 //! It looks for `shmemrun` and `cbir` next to itself (`target/release/`). Each job has
@@ -34,6 +35,7 @@ struct Settings {
     reps: usize,
     clock: String,
     pes: u32,
+    rho: Option<String>,
     json: bool,
 }
 
@@ -46,6 +48,7 @@ fn parse_args() -> Result<Settings, String> {
         reps: 3,
         clock: "virtual".into(),
         pes: 4,
+        rho: None,
         json: false,
     };
     let mut args = std::env::args().skip(1);
@@ -65,6 +68,7 @@ fn parse_args() -> Result<Settings, String> {
             "--reps" => s.reps = value()?.parse().map_err(|_| "bad --reps")?,
             "--clock" => s.clock = value()?,
             "--pes" => s.pes = value()?.parse().map_err(|_| "bad --pes")?,
+            "--rho" => s.rho = Some(value()?),
             "--json" => s.json = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -92,6 +96,9 @@ fn run_once(
         .args(["--images", &s.images.to_string()]);
     if assume != "true" {
         cmd.args(["--split-assume", assume]);
+    }
+    if let Some(rho) = &s.rho {
+        cmd.args(["--rho", rho]);
     }
     let out = cmd.output().map_err(|e| format!("running shmemrun: {e}"))?;
     if !out.status.success() {
