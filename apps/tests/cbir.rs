@@ -260,6 +260,10 @@ fn user_errors() {
     failed_with(&r, "speedup must be finite and > 0");
     let r = job(CBIR, &one, &["--images", "0"]);
     failed_with(&r, "--images must be at least 1");
+    for rho in ["--rho=1", "--rho=0", "--rho=-0.5", "--rho=NaN"] {
+        let r = job(CBIR, &one, &args(&["--schedule", "fastfit", rho]));
+        failed_with(&r, "rho must be in (0, 1)");
+    }
 }
 
 #[test]

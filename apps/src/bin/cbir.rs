@@ -419,6 +419,8 @@ impl Report {
 fn run(args: &Args) -> Result<()> {
     let source = Source::new(args)?;
     let shmem = shmemplus::init()?;
+    // Checked before any PE allocates anything.
+    shmemplus_cosched::Rho::new(args.rho).context("--rho")?;
     if args.schedule == Schedule::Fastfit && args.split_assume.is_some() {
         bail!("--split-assume applies to the static split (--schedule static or oracle)");
     }
