@@ -500,6 +500,15 @@ mod tests {
         2e-3 + items as f64 * 1e-5
     }
 
+    /// Trains `s` on its two samples (100 and 400 items, timed by `seconds`), the
+    /// second leaving `left` in the pool.
+    fn train(s: &mut BoardSizer, left: u64) {
+        s.took(999_900);
+        s.done(100, seconds(100));
+        s.took(left);
+        s.done(400, seconds(400));
+    }
+
     #[test]
     fn a_board_trains_then_takes_the_model_chunk_within_its_share() {
         let training = SharedTraining::default();
@@ -565,10 +574,7 @@ mod tests {
     fn the_share_counts_the_cpus_at_their_rate() {
         let training = SharedTraining::default();
         let mut s = board(0, 2, 4, &training);
-        s.took(999_900);
-        s.done(100, seconds(100));
-        s.took(999_500);
-        s.done(400, seconds(400));
+        train(&mut s, 999_500);
         s.took(3000);
         // Without CPUs: 3000 / 2 boards.
         assert_eq!(s.want(0.0, None, 0).unwrap(), 1500);
@@ -610,10 +616,7 @@ mod tests {
     fn after_its_first_model_chunk_a_board_shares_what_is_left_now() {
         let training = SharedTraining::default();
         let mut s = board(0, 4, 0, &training);
-        s.took(999_900);
-        s.done(100, seconds(100));
-        s.took(10_000);
-        s.done(400, seconds(400));
+        train(&mut s, 10_000);
         // Right after training: a quarter of what was left at its last take, even
         // though the other boards have taken theirs since (6000 more handed out).
         assert_eq!(s.want(0.0, None, 1_000_000 - 10_000 + 6000), Some(2500));
@@ -694,10 +697,7 @@ mod tests {
     fn waits_for_the_driver_enlarge_the_chunk() {
         let training = SharedTraining::default();
         let mut s = board(0, 1, 0, &training);
-        s.took(999_900);
-        s.done(100, seconds(100));
-        s.took(999_500);
-        s.done(400, seconds(400));
+        train(&mut s, 999_500);
         assert_eq!(s.want(0.0, None, 0).unwrap(), 3800);
         // DONE waited 1 ms and 3 ms for the driver: 2 ms on average, as much again as
         // the board's own latency, so the chunk doubles.
