@@ -22,6 +22,8 @@ pub fn run(opts: &BenchOptions) -> Result<(), String> {
     let mut args: Vec<OsString> = vec!["bench-pe".into()];
     args.extend(forward_args(opts).into_iter().map(OsString::from));
     let selection = RouteSelection::parse(&opts.routes)?;
+    // Checked here, once, rather than failing in every PE.
+    selection.ops(&opts.ops)?;
     let mut spec = JobSpec::new(opts.n_pes, exe);
     spec.args = args;
     spec.nodes = opts.nodes;
@@ -137,7 +139,7 @@ pub fn run_pe(opts: &BenchOptions) -> Result<(), String> {
         }
     };
     let selection = RouteSelection::parse(&opts.routes)?;
-    let ops = selection.ops(&opts.ops);
+    let ops = selection.ops(&opts.ops)?;
     let has = |k: &str| ops.iter().any(|o| o == k);
 
     if has("rma") && n >= 2 && !selection.rma.is_empty() {

@@ -7,6 +7,16 @@
 
 use shmemplus::Place;
 
+/// The ops `--ops` may name, in the order the PE side runs them.
+pub const OPS: [&str; 6] = [
+    "rma",
+    "barrier",
+    "am",
+    "packet-sweep",
+    "scf-pingpong",
+    "contention",
+];
+
 /// A route `shmemplus bench` measures: where a put goes from and to, and a get back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
@@ -117,20 +127,27 @@ impl RouteSelection {
     }
 
     /// The `--ops` to run: `given`, or when none were given the default for this
-    /// selection.
-    pub fn ops(&self, given: &[String]) -> Vec<String> {
+    /// selection. An op that is not one of [`OPS`] is an error naming it (a typo must
+    /// not silently measure nothing).
+    pub fn ops(&self, given: &[String]) -> Result<Vec<String>, String> {
         let given: Vec<String> = given
             .iter()
             .map(|o| o.trim().to_string())
             .filter(|o| !o.is_empty())
             .collect();
-        if !given.is_empty() {
+        if let Some(bad) = given.iter().find(|o| !OPS.contains(&o.as_str())) {
+            return Err(format!(
+                "unknown op '{bad}' in --ops; the ops are {}",
+                OPS.join(", ")
+            ));
+        }
+        Ok(if !given.is_empty() {
             given
         } else if self.rma.is_empty() && (self.atomics || self.collectives) {
             Vec::new()
         } else {
             ["rma", "barrier", "am"].map(String::from).to_vec()
-        }
+        })
     }
 }
 
@@ -164,11 +181,13 @@ mod tests {
     #[test]
     fn default_ops_follow_the_routes() {
         let groups = RouteSelection::parse(&names("atomics,collectives")).unwrap();
-        assert!(groups.ops(&[]).is_empty());
-        assert_eq!(groups.ops(&names("barrier")), ["barrier"]);
+        assert!(groups.ops(&[]).unwrap().is_empty());
+        assert_eq!(groups.ops(&names("barrier")).unwrap(), ["barrier"]);
         let rma = RouteSelection::parse(&names("cpu-cpu,atomics")).unwrap();
-        assert_eq!(rma.ops(&[]), ["rma", "barrier", "am"]);
-        assert_eq!(rma.ops(&names("am")), ["am"]);
+        assert_eq!(rma.ops(&[]).unwrap(), ["rma", "barrier", "am"]);
+        assert_eq!(rma.ops(&names("am")).unwrap(), ["am"]);
+        let e = rma.ops(&names("rma,bariier")).unwrap_err();
+        assert!(e.contains("'bariier'") && e.contains("scf-pingpong"), "{e}");
     }
 }
 

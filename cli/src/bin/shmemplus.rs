@@ -87,7 +87,20 @@ fn info(profile: Option<&str>) -> Result<(), String> {
     Ok(())
 }
 
+/// A report tool ends when its reader does (`shmemplus bench | head`), as `cat` does,
+/// instead of panicking in `println!` on the broken pipe: the Rust runtime ignores
+/// SIGPIPE, and this gives it back its default action. In a bench job the PE that
+/// prints (PE 0) then ends by the signal and the launcher ends the job, naming it.
+fn end_quietly_on_broken_pipe() {
+    // SAFETY: `signal` with SIG_DFL installs no handler (no code runs on the signal),
+    // and it is called first in `main`, before this process starts any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Bench(o) => bench::run(o),
