@@ -153,6 +153,7 @@ mod tests {
             spans,
             fit: None,
             failed: None,
+            stopped: None,
         }
     }
 

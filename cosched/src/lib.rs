@@ -44,7 +44,7 @@ mod sizing;
 pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;
 pub use report::{gather, BoardFit, Device, DeviceReport, Report, Span, Timeline};
-pub use run::{run, BoardPath, NoBoards, Options, Scope};
+pub use run::{run, BoardBytes, BoardPath, NoBoards, Options, Scope};
 
 /// What can go wrong in co-scheduling.
 #[derive(Debug, thiserror::Error)]

@@ -95,6 +95,10 @@ pub struct DeviceReport {
     pub fit: Option<BoardFit>,
     /// Why a board was retired, if it failed (its chunk was rerun on the CPU path).
     pub failed: Option<String>,
+    /// Why a board stopped taking chunks before the pool was empty, if it did (on
+    /// one driver thread: it costs that thread more per iteration than the CPU).
+    #[serde(default)]
+    pub stopped: Option<String>,
 }
 
 impl DeviceReport {
@@ -108,6 +112,7 @@ impl DeviceReport {
             spans: Vec::new(),
             fit: None,
             failed: None,
+            stopped: None,
         }
     }
 

@@ -35,7 +35,7 @@ use crate::sizing::{BoardSizer, CpuSizer, PerItem, SharedTraining};
 use crate::{Error, Result};
 use serde::Serialize;
 use shmemplus::config::ClockKind;
-use shmemplus::{BoardRun, Shmem};
+use shmemplus::{BoardRun, Place, RmaOp, Shmem};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -63,6 +63,22 @@ pub struct Options {
     pub max_board_chunk: Option<u64>,
     /// Who shares the loop (default [`Scope::Job`]).
     pub scope: Scope,
+    /// What a board chunk moves per iteration, if the caller says: with it, on the
+    /// virtual clock's one driver thread, a board asks the communication model what
+    /// staging and fetching its largest chunk would cost, and does not train at all
+    /// when that alone costs the thread as much per iteration as the CPU path (known
+    /// after the CPU's first piece, which the boards wait for). `None` (the default):
+    /// the boards always train. Nothing changes on a profile that models no costs.
+    pub board_bytes: Option<BoardBytes>,
+}
+
+/// Bytes a board chunk moves per iteration ([`Options::board_bytes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BoardBytes {
+    /// Into the board (the iteration's inputs).
+    pub to_board: u64,
+    /// Back from the board (its results).
+    pub from_board: u64,
 }
 
 /// Who shares a co-scheduled loop.
@@ -90,6 +106,7 @@ impl Default for Options {
             boards: true,
             max_board_chunk: None,
             scope: Scope::Job,
+            board_bytes: None,
         }
     }
 }
@@ -212,6 +229,13 @@ where
     };
     let training = SharedTraining::default();
     let one_driver = shmem.clock() == ClockKind::Virtual;
+    let largest = max_chunk.min(n);
+    let predicted: Vec<Option<f64>> = match options.board_bytes {
+        Some(bytes) if one_driver && options.cpus => (0..my_boards)
+            .map(|board| predicted_driver_item_s(shmem, board, bytes, largest))
+            .collect::<Result<_>>()?,
+        _ => vec![None; my_boards as usize],
+    };
     let board_sizer = |board: u32| {
         BoardSizer::new(
             samples,
@@ -222,6 +246,7 @@ where
             n,
             training.clone(),
         )
+        .with_predicted_driver(predicted.get(board as usize).copied().flatten())
     };
     let cpu_sizer = || CpuSizer::new(samples.0, options.cpu_chunk_s, workers, n);
     let board_devices: Vec<Device> = (0..my_boards)
@@ -266,6 +291,47 @@ where
         pe: me,
         elapsed_s,
         devices,
+    })
+}
+
+/// The communication model's seconds per iteration of putting `items` iterations'
+/// inputs into board `board` of this PE's node and getting their results back; `None`
+/// when the profile models no cost, or the model cannot price that chunk (it does not
+/// fit the board: the sizer then goes by measurement alone). Errors: a chunk whose
+/// bytes overflow.
+fn predicted_driver_item_s(
+    shmem: &Shmem,
+    board: u32,
+    bytes: BoardBytes,
+    items: u64,
+) -> Result<Option<f64>> {
+    let size = |per_item: u64, what: &str| {
+        items
+            .checked_mul(per_item)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| {
+                Error::Option(format!(
+                    "board_bytes: {items} iterations of {per_item} bytes {what} overflow"
+                ))
+            })
+    };
+    let (to, from) = (
+        size(bytes.to_board, "to the board")?,
+        size(bytes.from_board, "from the board")?,
+    );
+    let me = shmem.my_pe();
+    let modeled = |op, len: usize| {
+        if len == 0 {
+            return Some(0.0);
+        }
+        shmem
+            .modeled_route_seconds(op, None, Place::Fpga(board), me, len)
+            .ok()
+            .flatten()
+    };
+    Ok(match (modeled(RmaOp::Put, to), modeled(RmaOp::Get, from)) {
+        (Some(put), Some(get)) if items > 0 => Some((put + get) / items as f64),
+        _ => None,
     })
 }
 
@@ -604,6 +670,7 @@ fn serve_boards<B: BoardPath>(
             if slot.sizer.stopped() {
                 // Not the pool's end: this board is dearer than the CPU it shares
                 // its thread with.
+                slot.report.stopped = slot.sizer.stop_reason();
                 slot.retired = true;
                 continue;
             }

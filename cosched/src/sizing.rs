@@ -117,8 +117,12 @@ pub(crate) struct BoardSizer {
     /// waits on each board), and how many were averaged.
     service_s: f64,
     served: u64,
-    /// Whether the board stopped taking.
-    stopped: Cell<bool>,
+    /// Why the board stopped taking, if it did.
+    stopped: Cell<Option<Stop>>,
+    /// The communication model's time per iteration of staging and fetching a chunk
+    /// of the most iterations this board may take (one-thread driver), if the model
+    /// knows it: see [`BoardSizer::want`].
+    predicted_driver_item_s: Option<f64>,
     /// Whether its last take was sized by the model (after training).
     production: bool,
     /// Whether its chunk in flight is a training sample, and of the small size.
@@ -131,6 +135,16 @@ pub(crate) struct BoardSizer {
     waiting: Cell<bool>,
     /// The loop's length.
     n: u64,
+}
+
+/// Why a board stopped taking before the pool was empty (one driver thread).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stop {
+    /// Trained, and its measured staging and fetching per iteration cost the thread
+    /// at least the CPU's iteration.
+    Measured { driver_item_s: f64, cpu_item_s: f64 },
+    /// The model's transfers alone cost that much: it did not train.
+    Predicted { driver_item_s: f64, cpu_item_s: f64 },
 }
 
 /// A running mean of seconds per item.
@@ -179,7 +193,8 @@ impl BoardSizer {
             left: n,
             service_s: 0.0,
             served: 0,
-            stopped: Cell::new(false),
+            stopped: Cell::new(None),
+            predicted_driver_item_s: None,
             production: false,
             in_training: None,
             sample_asked: Cell::new(None),
@@ -187,6 +202,13 @@ impl BoardSizer {
             waiting: Cell::new(false),
             n,
         }
+    }
+
+    /// Gives the sizer the communication model's seconds per iteration of staging and
+    /// fetching this board's largest chunk (on one driver thread).
+    pub(crate) fn with_predicted_driver(mut self, item_s: Option<f64>) -> Self {
+        self.predicted_driver_item_s = item_s.filter(|t| t.is_finite() && *t >= 0.0);
+        self
     }
 
     /// The node's model with this board's wait for its driver added to the latency:
@@ -206,6 +228,12 @@ impl BoardSizer {
     /// stops (`None`) if an iteration costs that thread more through the board
     /// (staging and fetching) than on the CPU, as long as the CPUs take part. See the
     /// module doc.
+    ///
+    /// With a predicted driver cost (`with_predicted_driver`), the board does not
+    /// train until the CPU's time per iteration is known (it waits), and not at all
+    /// (it stops) if the model's transfers alone for its largest chunk cost the thread
+    /// as much per iteration as the CPU: training would only pay two chunk latencies
+    /// to learn that.
     pub(crate) fn want(
         &self,
         cpu_rate: f64,
@@ -213,6 +241,24 @@ impl BoardSizer {
         handed_out: u64,
     ) -> Option<u64> {
         self.waiting.set(false);
+        if let (Some(predicted), true, true) =
+            (self.predicted_driver_item_s, self.one_thread, self.cpus > 0)
+        {
+            match cpu_item_s {
+                None => {
+                    self.waiting.set(true);
+                    return None;
+                }
+                Some(t) if predicted >= t => {
+                    self.stopped.set(Some(Stop::Predicted {
+                        driver_item_s: predicted,
+                        cpu_item_s: t,
+                    }));
+                    return None;
+                }
+                Some(_) => {}
+            }
+        }
         let Some(model) = self.model() else {
             let sampling = self
                 .training
@@ -285,8 +331,12 @@ impl BoardSizer {
         // On a shared thread, a chunk that costs the thread more per iteration than
         // the CPU path would is not worth taking.
         if let (Some(t), Some(d), true) = (cpu_item_s, driver, self.cpus > 0) {
-            if d.seconds(chunk) / chunk as f64 >= t {
-                self.stopped.set(true);
+            let per_item = d.seconds(chunk) / chunk as f64;
+            if per_item >= t {
+                self.stopped.set(Some(Stop::Measured {
+                    driver_item_s: per_item,
+                    cpu_item_s: t,
+                }));
                 return None;
             }
         }
@@ -295,7 +345,30 @@ impl BoardSizer {
 
     /// Whether the board stopped taking (see [`BoardSizer::want`]).
     pub(crate) fn stopped(&self) -> bool {
-        self.stopped.get()
+        self.stopped.get().is_some()
+    }
+
+    /// Why it stopped, in words for the report.
+    pub(crate) fn stop_reason(&self) -> Option<String> {
+        let us = |s: f64| s * 1e6;
+        self.stopped.get().map(|stop| match stop {
+            Stop::Measured {
+                driver_item_s,
+                cpu_item_s,
+            } => format!(
+                "stopped after training: an iteration costs the PE's thread {:.2} us through the board (staging and fetching), {:.2} us on the CPU",
+                us(driver_item_s),
+                us(cpu_item_s)
+            ),
+            Stop::Predicted {
+                driver_item_s,
+                cpu_item_s,
+            } => format!(
+                "never trained: the model's transfers alone cost the PE's thread {:.2} us an iteration at the largest chunk, the CPU {:.2} us",
+                us(driver_item_s),
+                us(cpu_item_s)
+            ),
+        })
     }
 
     /// A chunk of `items` cost the driver's thread `seconds` (staging and fetching).
@@ -610,6 +683,44 @@ mod tests {
         // CPU: the board stops.
         assert_eq!(s.want(0.0, Some(8e-6), 0), None);
         assert!(s.stopped());
+    }
+
+    #[test]
+    fn a_board_whose_modeled_transfers_cost_more_than_the_cpu_never_trains() {
+        let one_thread = |cpus: u64, predicted: Option<f64>| {
+            BoardSizer::new(
+                (100, 400),
+                rho95(),
+                (0, 1, cpus),
+                true,
+                u64::MAX,
+                1_000_000,
+                SharedTraining::default(),
+            )
+            .with_predicted_driver(predicted)
+        };
+        // The model says 20 us an item through the board: it waits for the CPU's
+        // own time, then stops if the CPU does an item in 20 us or less.
+        let s = one_thread(1, Some(20e-6));
+        assert_eq!(s.want(0.0, None, 0), None);
+        assert!(s.waiting() && !s.stopped());
+        assert_eq!(s.want(0.0, Some(20e-6), 0), None);
+        assert!(s.stopped() && !s.waiting());
+        let why = s.stop_reason().unwrap();
+        assert!(
+            why.contains("never trained") && why.contains("20.00 us"),
+            "{why}"
+        );
+        // A CPU slower than the transfers: it trains (the small sample first).
+        let s = one_thread(1, Some(20e-6));
+        assert_eq!(s.want(0.0, Some(21e-6), 0), Some(100));
+        assert!(!s.stopped() && !s.waiting());
+        // Without CPUs, or without a prediction (a profile that models nothing), it
+        // trains at once.
+        assert_eq!(one_thread(0, Some(20e-6)).want(0.0, None, 0), Some(100));
+        assert_eq!(one_thread(1, None).want(0.0, None, 0), Some(100));
+        // A prediction that is not a time is no prediction.
+        assert_eq!(one_thread(1, Some(f64::NAN)).want(0.0, None, 0), Some(100));
     }
 
     #[test]

@@ -31,6 +31,10 @@ enum Schedule {
     /// FastFit: each PE's CPU and its boards take chunks of its rows at run time
     /// (`shmemplus_cosched`, a loop per PE).
     Fastfit,
+    /// Every static split of each PE's rows between its CPU and its boards, 0% to 100%
+    /// on the CPU in 10% steps, then the split `--split-assume` gives and FastFit, one
+    /// after the other; the best split is reported in full.
+    Oracle,
 }
 
 /// Where the row FFTs run.
@@ -73,9 +77,16 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Device::Fpga)]
     device: Device,
     /// static: each pass on --device; fastfit: each PE's rows shared at run time
-    /// between its CPU and its boards (FastFit's model sizes the boards' chunks).
+    /// between its CPU and its boards (FastFit's model sizes the boards' chunks);
+    /// oracle: every static CPU/board split of the rows in 10% steps, the assumed
+    /// split and FastFit, and the best split reported.
     #[arg(long, value_enum, default_value_t = Schedule::Static)]
     schedule: Schedule,
+    /// With --schedule oracle: the speed ratio (board / CPU core) the static split it
+    /// compares with assumes, to try a wrong guess. Each PE puts 1 / (1 + B S / P) of
+    /// its rows on its CPU (B boards and P PEs per node). Default: --board-speedup.
+    #[arg(long, value_name = "S")]
+    split_assume: Option<f64>,
     /// Seed of the input image.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -118,9 +129,23 @@ struct Report {
     clock: &'static str,
     device: Device,
     schedule: Schedule,
-    /// With FastFit: rows PE 0's CPU and boards transformed, both passes.
+    /// With FastFit (and the oracle's FastFit run): rows PE 0's CPU and boards
+    /// transformed, both passes.
     #[serde(skip_serializing_if = "Option::is_none")]
     fastfit_rows: Option<FastfitRows>,
+    /// With the oracle: every static split's `parallel_s` (the report's other figures
+    /// are the best split's run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    sweep: Vec<SplitTime>,
+    /// With the oracle: the speed ratio its static split assumed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    split_assume: Option<f64>,
+    /// With the oracle: that static split's `parallel_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    static_s: Option<f64>,
+    /// With the oracle: FastFit's `parallel_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fastfit_s: Option<f64>,
     board_speedup: Option<f64>,
     cpu_ns_per_point: Option<f64>,
     /// What the CPU path's speed stands for (this host's core, or the modeled core).
@@ -140,6 +165,16 @@ struct Report {
     speedup: Option<f64>,
     max_relative_error: Option<f64>,
     verified: Option<bool>,
+}
+
+/// One static split the oracle tried.
+#[derive(Debug, Clone, Serialize)]
+struct SplitTime {
+    /// The share of each PE's rows on its CPU (0 to 1, in steps of 0.1; rounded to
+    /// whole rows).
+    cpu_share: f64,
+    /// The run's time, all phases after load.
+    parallel_s: f64,
 }
 
 /// Where PE 0's rows went under FastFit, both passes.
@@ -213,28 +248,44 @@ fn run(args: &Args) -> Result<()> {
     let mut on_boards: Vec<BoardRows> = Vec::new();
     let mut speed = None;
     let mut basis = None;
-    let fastfit = args.schedule == Schedule::Fastfit;
-    if fastfit && args.device == Device::Cpu {
-        bail!("--schedule fastfit shares rows between the CPUs and the boards: leave --device at fpga");
+    // FastFit and the oracle share rows between the CPU and the boards at will.
+    let shared = args.schedule != Schedule::Static;
+    let schedule_flag = match args.schedule {
+        Schedule::Oracle => "--schedule oracle",
+        _ => "--schedule fastfit",
+    };
+    if shared && args.device == Device::Cpu {
+        bail!(
+            "{schedule_flag} shares rows between the CPUs and the boards: leave --device at fpga"
+        );
+    }
+    if let Some(s) = args.split_assume {
+        if args.schedule != Schedule::Oracle {
+            bail!("--split-assume sets the static split the oracle compares with: use it with --schedule oracle");
+        }
+        if !(s.is_finite() && s > 0.0) {
+            bail!("--split-assume {s}: a speed ratio must be a positive number");
+        }
     }
     if args.device == Device::Fpga {
         if boards == 0 {
-            return Err(Error::NoBoards).context(if fastfit {
-                "--schedule fastfit needs boards: use --device cpu or shmemrun --fpgas N"
+            return Err(Error::NoBoards).context(if shared {
+                format!("{schedule_flag} needs boards: use --device cpu or shmemrun --fpgas N")
             } else {
-                "--device fpga needs boards: use --device cpu or shmemrun --fpgas N"
+                "--device fpga needs boards: use --device cpu or shmemrun --fpgas N".to_string()
             });
         }
-        // Static: this PE's rows split over its boards. FastFit: each board's object
-        // can hold all of them (a chunk is at most that).
-        let per = if fastfit {
+        // Static: this PE's rows split over its boards. FastFit and the oracle: each
+        // board's object can hold all of them (a chunk is at most that).
+        let per = if shared {
             r
         } else {
             r.div_ceil(boards as usize)
         };
         let mut first = 0;
         for board in 0..boards {
-            let count = per.min(r - first);
+            // Shared: every board may take any of the rows (`first` is unused).
+            let count = if shared { r } else { per.min(r - first) };
             let obj = shmem.alloc::<Complex32>(per * n, Place::Fpga(board))?;
             // Written once now, so that the first pass does not pay for the board
             // memory's first touch (as the corner turn's objects are).
@@ -250,7 +301,9 @@ fn run(args: &Args) -> Result<()> {
                 count,
                 obj,
             });
-            first += count;
+            if !shared {
+                first += count;
+            }
         }
         let cpu_s = match args.cpu_ns_per_point {
             Some(ns) => {
@@ -276,42 +329,63 @@ fn run(args: &Args) -> Result<()> {
         speed = Some(s);
     }
 
-    let mut timer = PhaseTimer::new(&shmem);
-    let mut rows = zeros(r * n, "this PE's rows")?;
-    timer.run("load", || -> Result<()> {
-        for (i, row) in rows.chunks_exact_mut(n).enumerate() {
-            input_row(args.seed, n, me as usize * r + i, row);
+    // The serial baseline (and the reference the results are checked against) on PE
+    // 0, before the distributed runs: the oracle checks each of its runs.
+    let mut reference = None;
+    let mut serial_s = None;
+    if me == 0 && !args.no_baseline {
+        let mut data = zeros(n * n, "the serial baseline's input")?;
+        for (i, row) in data.chunks_exact_mut(n).enumerate() {
+            input_row(args.seed, n, i, row);
         }
-        Ok(())
-    })?;
+        // Written (so touched) before the clock starts, as the distributed run's
+        // buffers are.
+        let mut scratch = zeros(n * n, "the serial baseline's scratch")?;
+        let t = shmem.now();
+        fft2d(&mut fft, &mut data, &mut scratch);
+        serial_s = Some(shmem.now().saturating_sub(t).as_secs_f64());
+        reference = args.verify.then_some(data);
+    }
+    let mut check = Check {
+        verify: args.verify,
+        reference,
+        result: Vec::new(),
+        max_error: None,
+    };
+
+    let mut job = Job {
+        shmem: &shmem,
+        seed: args.seed,
+        fft: &mut fft,
+        ct: &mut ct,
+        rows: zeros(r * n, "this PE's rows")?,
+    };
     let device = match args.device {
         Device::Cpu => distributed::Device::Cpu {
             slab_rows: args.slab_rows,
         },
-        Device::Fpga if fastfit => distributed::Device::Fastfit(&on_boards),
+        Device::Fpga if shared => distributed::Device::Fastfit(&on_boards),
         Device::Fpga => distributed::Device::Boards(&on_boards),
     };
-    let outcome = fft2d_distributed(&shmem, &mut fft, &mut ct, &mut rows, &device, &mut timer)?;
-    let parallel_s = timer.total() - timer.seconds("load");
+    let mut oracle = None;
+    let best = if args.schedule == Schedule::Oracle {
+        let o = sweep(&mut job, &on_boards, &mut check, args, topo.pes_per_node)?;
+        let best = o.best;
+        oracle = Some((o.sweep, o.split_assume, o.static_s, o.fastfit));
+        best
+    } else {
+        let run = job.run(&device)?;
+        check.result_of(&job, &run.outcome)?;
+        run
+    };
+    let Job { rows, .. } = job;
     drop(rows);
-
-    // The result, for the check: every PE's rows into PE 0.
-    let mut result = Vec::new();
-    if args.verify {
-        shmem.barrier_all()?;
-        if me == 0 {
-            result = zeros(n * n, "the gathered result")?;
-            for (pe, dst) in result.chunks_exact_mut(r * n).enumerate() {
-                shmem.get(ct.object(outcome.result), 0, dst, pe as u32)?;
-            }
-        }
-        shmem.barrier_all()?;
-    }
     for b in on_boards {
         shmem.free(b.obj)?;
     }
     ct.free(&shmem)?;
 
+    let (parallel_s, timer, outcome) = (best.parallel_s, best.timer, best.outcome);
     // The turns' phase when they have one; otherwise PE 0's clock inside the passes.
     let turns_in_passes = timer.seconds(distributed::TURNS) == 0.0;
     let turn_s = if turns_in_passes {
@@ -320,7 +394,21 @@ fn run(args: &Args) -> Result<()> {
         timer.seconds(distributed::TURNS)
     };
     if me == 0 {
-        let mut report = Report {
+        let (sweep, split_assume, static_s, fastfit) = match oracle {
+            Some((sweep, assume, static_s, fastfit)) => {
+                (sweep, Some(assume), Some(static_s), Some(fastfit))
+            }
+            None => (Vec::new(), None, None, None),
+        };
+        let fastfit_rows = match (&fastfit, args.schedule) {
+            (Some(f), _) => Some(f.rows),
+            (None, Schedule::Fastfit) => Some(FastfitRows {
+                cpu: outcome.cpu_rows,
+                boards: outcome.board_rows,
+            }),
+            _ => None,
+        };
+        let report = Report {
             n,
             n_pes: topo.n_pes,
             nodes: topo.nodes,
@@ -329,10 +417,11 @@ fn run(args: &Args) -> Result<()> {
             clock: shmem.clock().name(),
             device: args.device,
             schedule: args.schedule,
-            fastfit_rows: fastfit.then_some(FastfitRows {
-                cpu: outcome.cpu_rows,
-                boards: outcome.board_rows,
-            }),
+            fastfit_rows,
+            sweep,
+            split_assume,
+            static_s,
+            fastfit_s: fastfit.map(|f| f.parallel_s),
             board_speedup: speed.map(|s| s.speedup),
             cpu_ns_per_point: speed.map(|s| s.cpu_seconds_per_element * 1e9),
             cpu_basis: basis,
@@ -347,30 +436,13 @@ fn run(args: &Args) -> Result<()> {
                 0.0
             },
             turns_in_passes,
-            serial_s: None,
-            speedup: None,
-            max_relative_error: None,
-            verified: None,
+            serial_s,
+            speedup: serial_s
+                .filter(|_| parallel_s > 0.0)
+                .map(|s| s / parallel_s),
+            max_relative_error: check.max_error,
+            verified: check.max_error.map(|e| e <= TOLERANCE),
         };
-        if !args.no_baseline {
-            let mut data = zeros(n * n, "the serial baseline's input")?;
-            for (i, row) in data.chunks_exact_mut(n).enumerate() {
-                input_row(args.seed, n, i, row);
-            }
-            // Written (so touched) before the clock starts, as the distributed run's
-            // buffers are.
-            let mut scratch = zeros(n * n, "the serial baseline's scratch")?;
-            let t = shmem.now();
-            fft2d(&mut fft, &mut data, &mut scratch);
-            let serial_s = shmem.now().saturating_sub(t).as_secs_f64();
-            report.serial_s = Some(serial_s);
-            report.speedup = (parallel_s > 0.0).then(|| serial_s / parallel_s);
-            if args.verify {
-                let e = max_relative_error(&result, &data);
-                report.max_relative_error = Some(e);
-                report.verified = Some(e <= TOLERANCE);
-            }
-        }
         if args.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {
@@ -391,6 +463,172 @@ fn run(args: &Args) -> Result<()> {
     }
     shmem.finalize()?;
     Ok(())
+}
+
+/// What a distributed run needs, kept from run to run (the oracle runs many).
+struct Job<'a> {
+    shmem: &'a shmemplus::Shmem,
+    seed: u64,
+    fft: &'a mut RowFft,
+    ct: &'a mut CornerTurn,
+    /// This PE's rows: the input, regenerated by each run's "load" phase.
+    rows: Vec<Complex32>,
+}
+
+/// One distributed run, as this PE saw it.
+struct Run {
+    timer: PhaseTimer,
+    outcome: distributed::Outcome,
+    /// All phases after load.
+    parallel_s: f64,
+}
+
+impl Job<'_> {
+    /// Loads this PE's rows and runs the distributed 2D FFT on `device` (collective).
+    fn run(&mut self, device: &distributed::Device<'_>) -> Result<Run> {
+        let (me, n) = (self.shmem.my_pe() as usize, self.ct.n());
+        let r = self.ct.rows_per_pe();
+        let mut timer = PhaseTimer::new(self.shmem);
+        let (rows, seed) = (&mut self.rows, self.seed);
+        timer.run("load", || -> Result<()> {
+            for (i, row) in rows.chunks_exact_mut(n).enumerate() {
+                input_row(seed, n, me * r + i, row);
+            }
+            Ok(())
+        })?;
+        let outcome = fft2d_distributed(
+            self.shmem,
+            self.fft,
+            self.ct,
+            &mut self.rows,
+            device,
+            &mut timer,
+        )?;
+        let parallel_s = timer.total() - timer.seconds("load");
+        Ok(Run {
+            timer,
+            outcome,
+            parallel_s,
+        })
+    }
+}
+
+/// `--verify`: each checked run's result gathered into PE 0 and compared with the
+/// serial reference; the largest error over the runs.
+struct Check {
+    /// `--verify`: the same on every PE.
+    verify: bool,
+    /// The serial 2D FFT (PE 0, with `--verify`).
+    reference: Option<Vec<Complex32>>,
+    /// The gathered result (PE 0; allocated on first use).
+    result: Vec<Complex32>,
+    max_error: Option<f64>,
+}
+
+impl Check {
+    /// Checks the result of the run that ended with `outcome` (collective; nothing
+    /// without `--verify`).
+    fn result_of(&mut self, job: &Job<'_>, outcome: &distributed::Outcome) -> Result<()> {
+        if !self.verify {
+            return Ok(());
+        }
+        let (shmem, n, r) = (job.shmem, job.ct.n(), job.ct.rows_per_pe());
+        shmem.barrier_all()?;
+        if let Some(reference) = &self.reference {
+            if self.result.len() != reference.len() {
+                self.result = zeros(n * n, "the gathered result")?;
+            }
+            for (pe, dst) in self.result.chunks_exact_mut(r * n).enumerate() {
+                shmem.get(job.ct.object(outcome.result), 0, dst, pe as u32)?;
+            }
+            let e = max_relative_error(&self.result, reference);
+            self.max_error = Some(self.max_error.map_or(e, |m| m.max(e)));
+        }
+        shmem.barrier_all()?;
+        Ok(())
+    }
+}
+
+/// What the oracle measured.
+struct Oracle {
+    best: Run,
+    sweep: Vec<SplitTime>,
+    /// The speed ratio of its static split, and that split's time.
+    split_assume: f64,
+    static_s: f64,
+    fastfit: FastfitRun,
+}
+
+/// FastFit's run in the oracle.
+struct FastfitRun {
+    parallel_s: f64,
+    rows: FastfitRows,
+}
+
+/// `--schedule oracle`: every static split of each PE's rows (0%, 10%, ..., 100% on
+/// its CPU), the split that `--split-assume` gives, and FastFit, one after the other
+/// in this job, every run checked with `--verify`. The first split runs twice more
+/// before it counts, and FastFit once, so that every run is timed warm (its buffers'
+/// pages touched).
+fn sweep(
+    job: &mut Job<'_>,
+    on_boards: &[BoardRows],
+    check: &mut Check,
+    args: &Args,
+    pes_per_node: u32,
+) -> Result<Oracle> {
+    let r = job.ct.rows_per_pe();
+    let split = |cpu_rows: usize| distributed::Device::Split {
+        boards: on_boards,
+        cpu_rows,
+    };
+    const WARM_UPS: usize = 2;
+    let mut sweep = Vec::new();
+    let mut best: Option<Run> = None;
+    for (i, step) in std::iter::repeat_n(0, WARM_UPS)
+        .chain(0..=10usize)
+        .enumerate()
+    {
+        // Rounded to whole rows.
+        let cpu_rows = (r * step + 5) / 10;
+        let run = job.run(&split(cpu_rows))?;
+        if i < WARM_UPS {
+            continue;
+        }
+        check.result_of(job, &run.outcome)?;
+        sweep.push(SplitTime {
+            cpu_share: step as f64 / 10.0,
+            parallel_s: run.parallel_s,
+        });
+        if best.as_ref().is_none_or(|b| run.parallel_s < b.parallel_s) {
+            best = Some(run);
+        }
+    }
+    // A PE's CPU weighs 1 and its partitions of the node's B boards S B / P.
+    let assume = args.split_assume.unwrap_or(args.board_speedup);
+    let boards = on_boards.len() as f64;
+    let share = 1.0 / (1.0 + assume * boards / f64::from(pes_per_node.max(1)));
+    let cpu_rows = ((r as f64 * share).round() as usize).min(r);
+    let fixed = job.run(&split(cpu_rows))?;
+    check.result_of(job, &fixed.outcome)?;
+    let fastfit = distributed::Device::Fastfit(on_boards);
+    job.run(&fastfit)?;
+    let ff = job.run(&fastfit)?;
+    check.result_of(job, &ff.outcome)?;
+    let best = best.ok_or_else(|| anyhow::anyhow!("the oracle ran no split"))?;
+    Ok(Oracle {
+        best,
+        sweep,
+        split_assume: assume,
+        static_s: fixed.parallel_s,
+        fastfit: FastfitRun {
+            parallel_s: ff.parallel_s,
+            rows: FastfitRows {
+                cpu: ff.outcome.cpu_rows,
+                boards: ff.outcome.board_rows,
+            },
+        },
+    })
 }
 
 /// The CPU path's seconds per point, measured on PE 0 on a few rows and shared with
@@ -436,6 +674,10 @@ fn text(r: &Report) -> String {
                 "cpu + fpga, FastFit ({} board(s) per node)",
                 r.boards_per_node
             ),
+            (Schedule::Oracle, _) => format!(
+                "cpu + fpga, oracle: the best static split ({} board(s) per node)",
+                r.boards_per_node
+            ),
             (_, Device::Cpu) => "cpu".to_string(),
             (_, Device::Fpga) => format!("fpga ({} board(s) per node)", r.boards_per_node),
         },
@@ -451,7 +693,7 @@ fn text(r: &Report) -> String {
             ms(r.kernel_done_after_s)
         ));
     }
-    if let Some(f) = r.fastfit_rows {
+    if let (Some(f), Schedule::Fastfit) = (r.fastfit_rows, r.schedule) {
         line(format!(
             "schedule fastfit: PE 0 transformed {} rows on its CPU and {} on its boards (both passes)",
             f.cpu, f.boards
@@ -477,6 +719,54 @@ fn text(r: &Report) -> String {
             String::new()
         }
     ));
+    if !r.sweep.is_empty() {
+        line(
+            "oracle: parallel ms of each static split (share of each PE's rows on its CPU)".into(),
+        );
+        let best = r
+            .sweep
+            .iter()
+            .map(|t| t.parallel_s)
+            .fold(f64::INFINITY, f64::min);
+        for t in &r.sweep {
+            line(format!(
+                "{:>11.0}%{:>12}{}",
+                100.0 * t.cpu_share,
+                ms(t.parallel_s),
+                if t.parallel_s == best {
+                    "   best (the run above)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let vs_best = |x: f64| if best > 0.0 { x / best } else { f64::NAN };
+        if let (Some(st), Some(assume)) = (r.static_s, r.split_assume) {
+            line(format!(
+                "{:<12}{:>12}   {:.2}x the best split's time (split for boards {assume}x a core)",
+                "static",
+                ms(st),
+                vs_best(st)
+            ));
+        }
+        if let Some(ff) = r.fastfit_s {
+            let rows = r
+                .fastfit_rows
+                .map(|f| {
+                    format!(
+                        "; PE 0: {} rows on its CPU, {} on its boards",
+                        f.cpu, f.boards
+                    )
+                })
+                .unwrap_or_default();
+            line(format!(
+                "{:<12}{:>12}   {:.2}x the best split's time{rows}",
+                "fastfit",
+                ms(ff),
+                vs_best(ff)
+            ));
+        }
+    }
     if let Some(serial) = r.serial_s {
         line(format!(
             "serial rustfft 2D FFT on PE 0: {} ms; speedup {:.2}x",

@@ -62,6 +62,15 @@ pub enum Device<'a> {
     /// Shared at run time between this PE's CPU and its boards (FastFit): each
     /// board's object holds up to its `count` rows, the most a chunk may have.
     Fastfit(&'a [BoardRows]),
+    /// A static split of this PE's rows: its first `cpu_rows` rows on its CPU, the rest
+    /// in equal parts on its boards (one chunk each, which must fit the board's
+    /// object), both at once. The oracle's baseline.
+    Split {
+        /// The boards and their objects.
+        boards: &'a [BoardRows],
+        /// Rows (of this PE's `R`) on the CPU.
+        cpu_rows: usize,
+    },
 }
 
 /// What a run did, as this PE saw it.
@@ -77,9 +86,9 @@ pub struct Outcome {
     /// Seconds on the job clock until the kernels' DONE, both passes (the slowest board
     /// of each).
     pub kernel_done_after_s: f64,
-    /// With FastFit: rows this PE's CPU transformed, both passes.
+    /// With FastFit or a split: rows this PE's CPU transformed, both passes.
     pub cpu_rows: u64,
-    /// With FastFit: rows this PE's boards transformed, both passes.
+    /// With FastFit or a split: rows this PE's boards transformed, both passes.
     pub board_rows: u64,
 }
 
@@ -153,6 +162,23 @@ pub fn fft2d_distributed(
             board_pass(shmem, ct, on_boards, "column FFTs", timer, &mut out)?;
             out.result = Buffer::A;
         }
+        Device::Split { boards, cpu_rows } => {
+            let split = Split {
+                on_boards: boards,
+                cpu_rows,
+            };
+            split.rows(shmem, fft, ct, rows, "row FFTs", timer, &mut out)?;
+            turn_b_into_a(shmem, ct, timer, &mut out)?;
+            {
+                // SAFETY: as for FastFit below: no PE writes its A while this slice
+                // lives (the second pass turns into A only after the split phase has
+                // closed on every PE); the slice ends with this block.
+                let a = unsafe { shmem.local_slice(ct.object(Buffer::A))? };
+                split.rows(shmem, fft, ct, a, "column FFTs", timer, &mut out)?;
+            }
+            turn_b_into_a(shmem, ct, timer, &mut out)?;
+            out.result = Buffer::A;
+        }
         Device::Fastfit(on_boards) => {
             fastfit_rows(shmem, fft, ct, rows, on_boards, "row FFTs", timer, &mut out)?;
             turn_b_into_a(shmem, ct, timer, &mut out)?;
@@ -187,16 +213,12 @@ fn fastfit_rows(
 ) -> anyhow::Result<()> {
     let (n, r) = (ct.n(), ct.rows_per_pe());
     let dest = ct.object(Buffer::B);
-    let fft = std::sync::Mutex::new(fft);
+    let cpu_path = std::sync::Mutex::new(CpuRows::new(fft));
     let cpu = |range: std::ops::Range<u64>| -> Result<(), String> {
-        let rows = row_range(src, n, &range)?;
-        let mut work = rows.to_vec();
-        fft.lock()
+        cpu_path
+            .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .rows(&mut work);
-        shmem
-            .local_write(dest, row_offset(n, &range)?, &work)
-            .map_err(|e| e.to_string())
+            .run(shmem, src, dest, &range)
     };
     let boards = FastfitBoards {
         shmem,
@@ -210,6 +232,11 @@ fn fastfit_rows(
         scope: shmemplus_cosched::Scope::Pe,
         boards: capacity > 0,
         max_board_chunk: Some(capacity.max(1) as u64),
+        // A row goes to the board and comes back.
+        board_bytes: Some(shmemplus_cosched::BoardBytes {
+            to_board: (n * size_of::<Complex32>()) as u64,
+            from_board: (n * size_of::<Complex32>()) as u64,
+        }),
         ..shmemplus_cosched::Options::default()
     };
     let report = timer.run(name, || {
@@ -222,6 +249,141 @@ fn fastfit_rows(
         }
     }
     Ok(())
+}
+
+/// The CPU path of a shared pass: a chunk of rows transformed in a copy (the source
+/// is read-only: in the second pass it is A) and written into B at the rows' place.
+/// The copy's buffer is kept from chunk to chunk, so that only the first chunk pays
+/// for its pages.
+struct CpuRows<'f> {
+    fft: &'f mut RowFft,
+    work: Vec<Complex32>,
+}
+
+impl<'f> CpuRows<'f> {
+    fn new(fft: &'f mut RowFft) -> CpuRows<'f> {
+        CpuRows {
+            fft,
+            work: Vec::new(),
+        }
+    }
+
+    /// Rows `range` of `src` transformed into `dest`.
+    fn run(
+        &mut self,
+        shmem: &Shmem,
+        src: &[Complex32],
+        dest: &SymVec<Complex32>,
+        range: &std::ops::Range<u64>,
+    ) -> Result<(), String> {
+        let n = self.fft.len();
+        let rows = row_range(src, n, range)?;
+        self.work.clear();
+        self.work.extend_from_slice(rows);
+        self.fft.rows(&mut self.work);
+        shmem
+            .local_write(dest, row_offset(n, range)?, &self.work)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A static split of a pass ([`Device::Split`]).
+struct Split<'a> {
+    on_boards: &'a [BoardRows],
+    cpu_rows: usize,
+}
+
+impl Split<'_> {
+    /// This PE's rows `src` transformed into B, as phase `name`: the boards' parts
+    /// staged at once (non-blocking puts, one quiet) and their kernels started, then
+    /// the CPU's rows, then the boards' results fetched into B.
+    #[allow(clippy::too_many_arguments)]
+    fn rows(
+        &self,
+        shmem: &Shmem,
+        fft: &mut RowFft,
+        ct: &CornerTurn,
+        src: &[Complex32],
+        name: &str,
+        timer: &mut PhaseTimer,
+        out: &mut Outcome,
+    ) -> anyhow::Result<()> {
+        let (n, r, me) = (ct.n(), ct.rows_per_pe(), shmem.my_pe());
+        let dest = ct.object(Buffer::B);
+        anyhow::ensure!(
+            self.cpu_rows <= r,
+            "a split of {} CPU rows of this PE's {r}",
+            self.cpu_rows
+        );
+        anyhow::ensure!(
+            self.cpu_rows == r || !self.on_boards.is_empty(),
+            "a split with rows on the boards needs boards"
+        );
+        // The boards' parts: rows cpu_rows.. in equal parts, in order.
+        let per = (r - self.cpu_rows).div_ceil(self.on_boards.len().max(1));
+        let mut parts = Vec::new();
+        let mut first = self.cpu_rows;
+        for b in self.on_boards {
+            let range = first as u64..(first + per).min(r) as u64;
+            let rows = (range.end - range.start) as usize;
+            if rows == 0 {
+                break;
+            }
+            anyhow::ensure!(
+                rows <= b.count,
+                "board {}'s object holds {} rows, not {rows}",
+                b.board,
+                b.count
+            );
+            parts.push((b, range));
+            first += rows;
+        }
+        let mut cpu = CpuRows::new(fft);
+        let (m, d) = timer.run(name, || -> anyhow::Result<(f64, f64)> {
+            for (b, range) in &parts {
+                shmem.put_nbi(
+                    &b.obj,
+                    0,
+                    row_range(src, n, range).map_err(anyhow::Error::msg)?,
+                    me,
+                )?;
+            }
+            shmem.quiet()?;
+            let mut runs = Vec::new();
+            for (b, range) in &parts {
+                let args = [b.obj.heap_offset() as u64, range.end - range.start];
+                runs.push(shmem.kernel_start(b.board, kernel::KERNEL, &args)?);
+            }
+            if self.cpu_rows > 0 {
+                cpu.run(shmem, src, dest, &(0..self.cpu_rows as u64))
+                    .map_err(anyhow::Error::msg)?;
+            }
+            let (mut m, mut d) = (0.0f64, 0.0f64);
+            for run in runs {
+                let done = run.wait()?;
+                m = m.max(done.modeled_s);
+                d = d.max(done.elapsed_s);
+            }
+            for (b, range) in &parts {
+                let rows = (range.end - range.start) as usize;
+                shmem.get_nbi(
+                    dest,
+                    row_offset(n, range).map_err(anyhow::Error::msg)?,
+                    &b.obj,
+                    0,
+                    rows * n,
+                    me,
+                )?;
+            }
+            shmem.quiet()?;
+            Ok((m, d))
+        })?;
+        out.kernel_modeled_s += m;
+        out.kernel_done_after_s += d;
+        out.cpu_rows += self.cpu_rows as u64;
+        out.board_rows += (r - self.cpu_rows) as u64;
+        Ok(())
+    }
 }
 
 /// Element offset of the first row of `range` in rows of `n` (checked).
