@@ -31,7 +31,7 @@
 use crate::fastfit::Rho;
 use crate::pool::{Chunk, WorkPool};
 use crate::report::{Device, DeviceReport, Report, Span};
-use crate::sizing::{BoardSizer, CpuSizer, PerItem, SharedTraining};
+use crate::sizing::{BoardSizer, BoardsSeen, CpuSizer, PerItem, SharedTraining};
 use crate::{Error, Result};
 use serde::Serialize;
 use shmemplus::config::ClockKind;
@@ -248,7 +248,15 @@ where
         )
         .with_predicted_driver(predicted.get(board as usize).copied().flatten())
     };
-    let cpu_sizer = || CpuSizer::new(samples.0, options.cpu_chunk_s, workers, n);
+    let cpu_sizer = || {
+        CpuSizer::new(samples.0, options.cpu_chunk_s, workers, n).with_boards(BoardsSeen {
+            boards: boards_in_pool,
+            cpus,
+            node_boards: u64::from(my_boards),
+            training: training.clone(),
+            training_chunk: samples.1,
+        })
+    };
     let board_devices: Vec<Device> = (0..my_boards)
         .map(|board| Device::Board {
             pe: me,
@@ -512,6 +520,7 @@ fn board_thread<B: BoardPath>(
             .and_then(|run| run.wait().map_err(|e| e.to_string()))
             .and_then(|_| path.finish(board, range.clone()));
         if let Err(why) = ran {
+            sizer.retire();
             report.failed = Some(ctx.failover(board, range, why)?);
             break;
         }
@@ -671,6 +680,7 @@ fn serve_boards<B: BoardPath>(
                 // Not the pool's end: this board is dearer than the CPU it shares
                 // its thread with.
                 slot.report.stopped = slot.sizer.stop_reason();
+                slot.sizer.retire();
                 slot.retired = true;
                 continue;
             }
@@ -690,6 +700,7 @@ fn serve_boards<B: BoardPath>(
             }
             Err(why) => {
                 slot.sizer.abandoned();
+                slot.sizer.retire();
                 slot.report.failed = Some(ctx.failover(slot.board, chunk.range, why)?);
                 slot.retired = true;
             }
@@ -714,6 +725,7 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
     });
     if let Err(why) = ran {
         slot.sizer.abandoned();
+        slot.sizer.retire();
         slot.report.failed = Some(ctx.failover(slot.board, f.range, why)?);
         slot.retired = true;
         return Ok(());

@@ -17,8 +17,14 @@
 //!   (`max`). When one thread drives the boards and a CPU (the virtual clock's
 //!   driver), a chunk's DONE may wait for the driver; the mean of that wait is added to
 //!   the model's latency, since the chunk must amortise it too.
+//!   With the communication model's price of its transfers (`Options::board_bytes`),
+//!   a board on that one thread does not even train when the transfers alone cost the
+//!   thread as much per iteration as the CPU path.
 //! - A CPU ([`CpuSizer`]): chunks that take about `cpu_chunk_s` at its measured
-//!   (smoothed) throughput, no more than its share of what is left.
+//!   (smoothed) throughput, no more than its share of what is left; near the end no
+//!   more than it can do while the job drains the rest; and when its PE drives boards,
+//!   no more than their large training sample while they train, then no more than its
+//!   speed-weighted share (CPUs at its rate, working boards at their model's peak).
 //!
 //! This module owns those rules and the report of a board's fit. It must not take
 //! work or time anything: the drivers do and tell it what happened.
@@ -89,6 +95,8 @@ pub(crate) struct NodeFits {
     /// Training chunks of the small and of the large size taken on the node and not
     /// failed.
     sampling: [u32; 2],
+    /// The node's boards that stopped taking (failed, or dearer than the CPU).
+    retired: u64,
 }
 
 /// The training of one node's boards, shared by their sizers (and their threads).
@@ -343,6 +351,15 @@ impl BoardSizer {
         Some(chunk)
     }
 
+    /// The driver retired this board (it failed or stopped): the node's CPUs stop
+    /// counting it in their share.
+    pub(crate) fn retire(&self) {
+        self.training
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retired += 1;
+    }
+
     /// Whether the board stopped taking (see [`BoardSizer::want`]).
     pub(crate) fn stopped(&self) -> bool {
         self.stopped.get().is_some()
@@ -473,6 +490,24 @@ pub(crate) struct CpuSizer {
     last_take: Option<(u64, f64)>,
     /// The loop's length.
     n: u64,
+    /// The boards this CPU shares the loop with, once its node's have a model.
+    boards: Option<BoardsSeen>,
+}
+
+/// What a CPU knows of the boards it shares a loop with: its node's training, taken
+/// to stand for every node's boards (they are alike, as the boards' share assumes).
+#[derive(Debug, Clone)]
+pub(crate) struct BoardsSeen {
+    /// Boards that take from the pool.
+    pub(crate) boards: u64,
+    /// PEs whose CPUs take from it.
+    pub(crate) cpus: u64,
+    /// Boards of this PE's node that this PE drives (0: it drives none, and knows
+    /// nothing of their speed).
+    pub(crate) node_boards: u64,
+    pub(crate) training: SharedTraining,
+    /// The boards' large training sample: the most a CPU takes while they train.
+    pub(crate) training_chunk: u64,
 }
 
 impl CpuSizer {
@@ -485,7 +520,42 @@ impl CpuSizer {
             drain: None,
             last_take: None,
             n,
+            boards: None,
         }
+    }
+
+    /// Lets the CPU weigh its share against the boards' speed once their model is
+    /// known (see [`CpuSizer::want_now`]).
+    pub(crate) fn with_boards(mut self, boards: BoardsSeen) -> Self {
+        self.boards = (boards.node_boards > 0 && boards.boards > 0).then_some(boards);
+        self
+    }
+
+    /// The CPU's speed-weighted share of `left` iterations: what it does in the time
+    /// in which all devices, at their speeds, would do `left` (the CPUs at this one's
+    /// rate, the boards at their model's peak, those retired not counted). While the
+    /// boards train (no model yet), no more than their large sample: a CPU that does
+    /// not know how fast they are must not hold what they may do in a fraction of the
+    /// time. `None` once the boards are all retired, or with no rate yet.
+    fn share(&self, left: u64) -> Option<u64> {
+        let seen = self.boards.as_ref()?;
+        let fits = seen.training.lock().unwrap_or_else(|e| e.into_inner());
+        if fits.retired >= seen.node_boards {
+            return None;
+        }
+        let Some((_, model)) = fits.kernel.fit else {
+            return Some(seen.training_chunk.max(1));
+        };
+        let rate = self.rate.filter(|r| *r > 0.0)?;
+        let working =
+            seen.node_boards.saturating_sub(fits.retired) as f64 / seen.node_boards as f64;
+        let board_rate = seen.boards as f64 * working / model.item_s;
+        if !(model.item_s > 0.0 && board_rate.is_finite()) {
+            return None;
+        }
+        let total = seen.cpus as f64 * rate + board_rate;
+        // `as` saturates, and NaN gives 0.
+        Some(((left as f64 * rate / total).ceil() as u64).max(1))
     }
 
     /// The chunk to ask for next.
@@ -497,16 +567,26 @@ impl CpuSizer {
     /// also no longer than the job needs to drain what is left at the rate it has
     /// been draining, so that near the end a CPU does not hold the last iterations
     /// while faster devices idle.
+    ///
+    /// Once the boards' model is known ([`CpuSizer::with_boards`]), also no more than
+    /// its speed-weighted share of what is left: without it a CPU's second chunk,
+    /// sized to `chunk_s` before any drain rate is known, could hold iterations the
+    /// boards would do many times faster (a short loop ended with the CPU alone).
     pub(crate) fn want_now(&self, handed_out: u64) -> u64 {
-        match (self.drain, self.rate) {
+        let left = self.n.saturating_sub(handed_out);
+        let mut want = match (self.drain, self.rate) {
             (Some(drain), Some(rate)) if drain > 0.0 => {
-                let left_s = self.n.saturating_sub(handed_out) as f64 / drain;
+                let left_s = left as f64 / drain;
                 // `as` saturates, and NaN gives 0.
                 let cap = ((rate * left_s).ceil() as u64).max(1);
                 self.want.min(cap)
             }
             _ => self.want,
+        };
+        if let Some(share) = self.share(left) {
+            want = want.min(share);
         }
+        want
     }
 
     /// This CPU took a chunk starting at iteration `start` at `at_s` (seconds on the
@@ -837,6 +917,46 @@ mod tests {
         assert_eq!(c.want(), 10);
         c.done(10, 1e-3, 0);
         assert_eq!(c.want(), 1);
+    }
+
+    #[test]
+    fn a_cpu_takes_a_training_chunk_while_the_boards_train_then_its_weighted_share() {
+        let training = SharedTraining::default();
+        // 2 CPUs and 2 boards (both this PE's), training samples of 100 and 400.
+        let seen = BoardsSeen {
+            boards: 2,
+            cpus: 2,
+            node_boards: 2,
+            training: training.clone(),
+            training_chunk: 400,
+        };
+        let mut c = CpuSizer::new(10, 2e-3, 4, 1_000_000).with_boards(seen.clone());
+        // 10^6 items/s: chunks of 2 ms would be 2000, and a quarter of what is left
+        // allows it, but the boards' speed is not known yet: at most 400.
+        c.done(10, 1e-5, 999_990);
+        assert_eq!(c.want_now(10), 400);
+        // The boards' model: 2 ms + 10 us an item, 10^5 items/s each at their peak.
+        let mut b = board(0, 2, 2, &training);
+        train(&mut b, 999_500);
+        // 2 CPUs at 10^6 and 2 boards at 10^5: this CPU's share of 100 000 left is
+        // 10^5 * 10^6 / (2.2 * 10^6) = 45455, so the 2 ms chunk (2000, less a
+        // rounding) stands; of 2000 left it is 910.
+        let two_ms = c.want();
+        assert!((1999..=2000).contains(&two_ms), "{two_ms}");
+        assert_eq!(c.want_now(900_000), two_ms);
+        assert_eq!(c.want_now(998_000), 910);
+        // One board retired: 10^5 of board speed; 2000 * 10^6 / 2.1e6 = 953.
+        b.retire();
+        assert_eq!(c.want_now(998_000), 953);
+        // Both retired: only the CPUs are left, and nothing caps the chunk.
+        b.retire();
+        assert_eq!(c.want_now(998_000), two_ms);
+        // A PE that drives no board knows nothing of them: no cap.
+        let blind = CpuSizer::new(10, 2e-3, 4, 1_000_000).with_boards(BoardsSeen {
+            node_boards: 0,
+            ..seen
+        });
+        assert_eq!(blind.want_now(10), 10);
     }
 
     #[test]
