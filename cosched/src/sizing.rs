@@ -148,9 +148,14 @@ pub(crate) struct BoardSizer {
 /// Why a board stopped taking before the pool was empty (one driver thread).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Stop {
-    /// Trained, and its measured staging and fetching per iteration cost the thread
-    /// at least the CPU's iteration.
-    Measured { driver_item_s: f64, cpu_item_s: f64 },
+    /// Trained, and its measured staging and fetching per iteration, at the chunk it
+    /// would take next, cost the thread at least the CPU's iteration (a board whose
+    /// transfers are dear, or a small chunk at the end of the loop).
+    Measured {
+        chunk: u64,
+        driver_item_s: f64,
+        cpu_item_s: f64,
+    },
     /// The model's transfers alone cost that much: it did not train.
     Predicted { driver_item_s: f64, cpu_item_s: f64 },
 }
@@ -342,6 +347,7 @@ impl BoardSizer {
             let per_item = d.seconds(chunk) / chunk as f64;
             if per_item >= t {
                 self.stopped.set(Some(Stop::Measured {
+                    chunk,
                     driver_item_s: per_item,
                     cpu_item_s: t,
                 }));
@@ -370,10 +376,11 @@ impl BoardSizer {
         let us = |s: f64| s * 1e6;
         self.stopped.get().map(|stop| match stop {
             Stop::Measured {
+                chunk,
                 driver_item_s,
                 cpu_item_s,
             } => format!(
-                "stopped after training: an iteration costs the PE's thread {:.2} us through the board (staging and fetching), {:.2} us on the CPU",
+                "stopped: in its next chunk ({chunk} iterations) an iteration would cost the PE's thread {:.2} us through the board (staging and fetching), {:.2} us on the CPU",
                 us(driver_item_s),
                 us(cpu_item_s)
             ),
@@ -763,6 +770,11 @@ mod tests {
         // CPU: the board stops.
         assert_eq!(s.want(0.0, Some(8e-6), 0), None);
         assert!(s.stopped());
+        let why = s.stop_reason().unwrap();
+        assert!(
+            why.contains("(1500 iterations)") && why.contains("8.00 us on the CPU"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -774,6 +774,9 @@ struct DeviceLine {
     measured_over_model: Option<f64>,
     /// Whether the board failed and was retired (its chunk ran on the CPU path).
     failed: bool,
+    /// Why the board stopped taking before the pool was empty, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<String>,
 }
 
 /// PE 0's line for one device of the gathered reports.
@@ -788,6 +791,7 @@ fn device_line(d: &shmemplus_cosched::DeviceReport) -> DeviceLine {
         predicted_s: d.fit.as_ref().map(|f| f.predicted_s),
         measured_over_model: d.fit.as_ref().and_then(|f| f.measured_over_model),
         failed: d.failed.is_some(),
+        stopped: d.stopped.clone(),
     }
 }
 
@@ -1348,6 +1352,9 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
                 l += "   FAILED: retired, its chunk ran on the CPU path";
             }
             line(l);
+            if let Some(why) = &d.stopped {
+                line(format!("{:<24}{why}", ""));
+            }
         }
     }
     line(format!("top {} of {}:", r.top.len(), r.images));
