@@ -72,6 +72,13 @@ pub struct BoardFit {
     /// The mean wait from a chunk's DONE until its driver served it, which the chunk
     /// choice adds to the model's latency (0 with a thread per board).
     pub service_s: f64,
+    /// Whether the board trained on one chunk: the model that sized its first chunks
+    /// after training had a modeled second sample (the largest chunk's transfers
+    /// priced by the communication model, `Options::board_bytes`). The first measured
+    /// chunk of another size then replaced it, so `samples` are measured unless the
+    /// loop ended first.
+    #[serde(default)]
+    pub second_sample_modeled: bool,
 }
 
 /// What one device did.

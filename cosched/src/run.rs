@@ -28,10 +28,10 @@
 //! caller's closures do), how chunks are sized (`sizing`) nor how the pool stays exact
 //! (`pool`).
 
-use crate::fastfit::Rho;
+use crate::fastfit::{Rho, Sample};
 use crate::pool::{Chunk, WorkPool};
 use crate::report::{Device, DeviceReport, Report, Span};
-use crate::sizing::{BoardSizer, BoardsSeen, CpuSizer, PerItem, SharedTraining};
+use crate::sizing::{BoardSizer, BoardsSeen, CpuSizer, PerItem, SharedTraining, Transfers};
 use crate::{Error, Result};
 use serde::Serialize;
 use shmemplus::config::ClockKind;
@@ -63,12 +63,18 @@ pub struct Options {
     pub max_board_chunk: Option<u64>,
     /// Who shares the loop (default [`Scope::Job`]).
     pub scope: Scope,
-    /// What a board chunk moves per iteration, if the caller says: with it, on the
-    /// virtual clock's one driver thread, a board asks the communication model what
-    /// staging and fetching its largest chunk would cost, and does not train at all
-    /// when that alone costs the thread as much per iteration as the CPU path (known
-    /// after the CPU's first piece, which the boards wait for). `None` (the default):
-    /// the boards always train. Nothing changes on a profile that models no costs.
+    /// What a board chunk moves per iteration, if the caller says. With it each board
+    /// asks the communication model what the transfers of its small training sample
+    /// and of its largest chunk cost, and
+    /// - trains on one chunk instead of two: the second sample is the largest chunk's
+    ///   modeled transfers plus what the first took beyond its own, in proportion
+    ///   (`BoardFit::second_sample_modeled`);
+    /// - on the virtual clock's one driver thread, does not train at all when the
+    ///   transfers alone cost the thread as much per iteration as the CPU path (known
+    ///   after the CPU's first piece, which the boards wait for).
+    ///
+    /// `None` (the default): two measured samples, as FastFit trains. Nothing changes
+    /// on a profile that models no costs (native).
     pub board_bytes: Option<BoardBytes>,
 }
 
@@ -230,11 +236,20 @@ where
     let training = SharedTraining::default();
     let one_driver = shmem.clock() == ClockKind::Virtual;
     let largest = max_chunk.min(n);
-    let predicted: Vec<Option<f64>> = match options.board_bytes {
-        Some(bytes) if one_driver && options.cpus => (0..my_boards)
-            .map(|board| predicted_driver_item_s(shmem, board, bytes, largest))
+    let transfers: Vec<Option<Transfers>> = match options.board_bytes {
+        Some(bytes) => (0..my_boards)
+            .map(|board| -> Result<Option<Transfers>> {
+                let at = |items: u64| -> Result<Option<Sample>> {
+                    Ok(modeled_transfers(shmem, board, bytes, items)?
+                        .map(|seconds| Sample { items, seconds }))
+                };
+                Ok(match (at(samples.0)?, at(largest)?) {
+                    (Some(small), Some(largest)) => Some(Transfers { small, largest }),
+                    _ => None,
+                })
+            })
             .collect::<Result<_>>()?,
-        _ => vec![None; my_boards as usize],
+        None => vec![None; my_boards as usize],
     };
     let board_sizer = |board: u32| {
         BoardSizer::new(
@@ -246,7 +261,7 @@ where
             n,
             training.clone(),
         )
-        .with_predicted_driver(predicted.get(board as usize).copied().flatten())
+        .with_transfers(transfers.get(board as usize).copied().flatten())
     };
     let cpu_sizer = || {
         CpuSizer::new(samples.0, options.cpu_chunk_s, workers, n).with_boards(BoardsSeen {
@@ -302,12 +317,12 @@ where
     })
 }
 
-/// The communication model's seconds per iteration of putting `items` iterations'
-/// inputs into board `board` of this PE's node and getting their results back; `None`
-/// when the profile models no cost, or the model cannot price that chunk (it does not
-/// fit the board: the sizer then goes by measurement alone). Errors: a chunk whose
-/// bytes overflow.
-fn predicted_driver_item_s(
+/// The communication model's seconds for putting `items` iterations' inputs into
+/// board `board` of this PE's node and getting their results back; `None` when the
+/// profile models no cost, or the model cannot price that chunk (it does not fit the
+/// board: the sizer then goes by measurement alone). Errors: a chunk whose bytes
+/// overflow.
+fn modeled_transfers(
     shmem: &Shmem,
     board: u32,
     bytes: BoardBytes,
@@ -338,7 +353,7 @@ fn predicted_driver_item_s(
             .flatten()
     };
     Ok(match (modeled(RmaOp::Put, to), modeled(RmaOp::Get, from)) {
-        (Some(put), Some(get)) if items > 0 => Some((put + get) / items as f64),
+        (Some(put), Some(get)) if items > 0 => Some(put + get),
         _ => None,
     })
 }

@@ -41,20 +41,47 @@ use std::sync::{Arc, Mutex};
 /// the first two sizes that complete on the node fit one model for all of them (a node
 /// with one board trains as FastFit does, one sample after the other). Also what a
 /// board's chunks cost its driver's thread.
+///
+/// The second size may be modeled ([`Transfers`]): the line then goes through the
+/// measured small sample and the modeled one, provisionally, until a chunk of another
+/// size is measured; that chunk replaces the modeled sample (its size was chosen by
+/// the provisional line, so no chunk is spent on it), and the line is final.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct LineFit {
     samples: Vec<Sample>,
+    /// A modeled second sample, until a measured one of another size replaces it.
+    modeled: Option<Sample>,
     fit: Option<([Sample; 2], PipelineModel)>,
 }
 
 impl LineFit {
-    /// A training chunk completed: once two sizes have been seen, the model goes
-    /// through the smallest and the largest (each the mean of its chunks' times).
+    /// A chunk completed: until the line is final, it is a sample.
     fn add(&mut self, sample: Sample) {
-        if self.fit.is_some() {
+        if self.is_final() {
             return;
         }
         self.samples.push(sample);
+        self.refit();
+    }
+
+    /// A modeled second sample (ignored once a line exists).
+    fn add_modeled(&mut self, sample: Sample) {
+        if self.fit.is_none() {
+            self.modeled = Some(sample);
+            self.refit();
+        }
+    }
+
+    /// Whether the line goes through measured chunks only (later chunks change
+    /// nothing).
+    fn is_final(&self) -> bool {
+        self.fit.is_some() && self.modeled.is_none()
+    }
+
+    /// Once two sizes have been measured, the line goes through the smallest and the
+    /// largest (each the mean of its chunks' times) and is final; before that, through
+    /// the measured size and the modeled sample, if any.
+    fn refit(&mut self) {
         let mean = |items: u64| {
             let times: Vec<f64> = self
                 .samples
@@ -79,6 +106,16 @@ impl LineFit {
             // boards keep the large sample's size.
             if let Ok(model) = PipelineModel::fit(a, b) {
                 self.fit = Some(([a, b], model));
+                self.modeled = None;
+            }
+        } else if let Some(m) = self.modeled.filter(|m| m.items != small) {
+            let a = mean(small);
+            let (a, b) = if a.items < m.items { (a, m) } else { (m, a) };
+            match PipelineModel::fit(a, b) {
+                Ok(model) => self.fit = Some(([a, b], model)),
+                // A modeled sample that gives no line is dropped: the node trains on
+                // a measured one.
+                Err(_) => self.modeled = None,
             }
         }
     }
@@ -97,6 +134,45 @@ pub(crate) struct NodeFits {
     sampling: [u32; 2],
     /// The node's boards that stopped taking (failed, or dearer than the CPU).
     retired: u64,
+    /// Whether the model that sized the first chunks after training had a modeled
+    /// second sample (a measured chunk replaced it later).
+    second_modeled: bool,
+}
+
+/// The communication model's price of a board chunk's transfers (its inputs put into
+/// the board, its results got back, `Options::board_bytes`) at two sizes: the small
+/// training sample and the largest chunk the board may take.
+///
+/// With it a board trains on one chunk instead of two: what the small sample took
+/// beyond its modeled transfers (the kernel, the application's own staging work) is
+/// taken to grow in proportion to the chunk, and the second sample is the largest
+/// chunk's modeled transfers plus that much. On a link whose every transfer costs a
+/// fixed latency of milliseconds (novo-g's DMA: 2 ms for 48 KiB, 26 ms for 8 MB) the
+/// second sample was one more such latency before the model existed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Transfers {
+    pub(crate) small: Sample,
+    pub(crate) largest: Sample,
+}
+
+impl Transfers {
+    /// Seconds per iteration of the largest chunk's transfers.
+    fn largest_item_s(&self) -> f64 {
+        self.largest.seconds / self.largest.items as f64
+    }
+
+    /// The modeled second sample, from `measured`, a chunk of the small size (`None`
+    /// for any other size).
+    fn modeled_large(&self, measured: Sample) -> Option<Sample> {
+        if measured.items != self.small.items || !measured.seconds.is_finite() {
+            return None;
+        }
+        let rest = (measured.seconds - self.small.seconds).max(0.0) / measured.items as f64;
+        Some(Sample {
+            items: self.largest.items,
+            seconds: self.largest.seconds + rest * self.largest.items as f64,
+        })
+    }
 }
 
 /// The training of one node's boards, shared by their sizers (and their threads).
@@ -127,10 +203,9 @@ pub(crate) struct BoardSizer {
     served: u64,
     /// Why the board stopped taking, if it did.
     stopped: Cell<Option<Stop>>,
-    /// The communication model's time per iteration of staging and fetching a chunk
-    /// of the most iterations this board may take (one-thread driver), if the model
-    /// knows it: see [`BoardSizer::want`].
-    predicted_driver_item_s: Option<f64>,
+    /// The communication model's price of this board's transfers, if the model
+    /// knows it: see [`BoardSizer::want`] and [`Transfers`].
+    transfers: Option<Transfers>,
     /// Whether its last take was sized by the model (after training).
     production: bool,
     /// Whether its chunk in flight is a training sample, and of the small size.
@@ -207,7 +282,7 @@ impl BoardSizer {
             service_s: 0.0,
             served: 0,
             stopped: Cell::new(None),
-            predicted_driver_item_s: None,
+            transfers: None,
             production: false,
             in_training: None,
             sample_asked: Cell::new(None),
@@ -217,10 +292,12 @@ impl BoardSizer {
         }
     }
 
-    /// Gives the sizer the communication model's seconds per iteration of staging and
-    /// fetching this board's largest chunk (on one driver thread).
-    pub(crate) fn with_predicted_driver(mut self, item_s: Option<f64>) -> Self {
-        self.predicted_driver_item_s = item_s.filter(|t| t.is_finite() && *t >= 0.0);
+    /// Gives the sizer the communication model's price of this board's transfers
+    /// (ignored unless both sizes are usable and the largest is the larger).
+    pub(crate) fn with_transfers(mut self, transfers: Option<Transfers>) -> Self {
+        let usable = |s: Sample| s.items > 0 && s.seconds.is_finite() && s.seconds >= 0.0;
+        self.transfers = transfers
+            .filter(|t| usable(t.small) && usable(t.largest) && t.largest.items > t.small.items);
         self
     }
 
@@ -254,9 +331,11 @@ impl BoardSizer {
         handed_out: u64,
     ) -> Option<u64> {
         self.waiting.set(false);
-        if let (Some(predicted), true, true) =
-            (self.predicted_driver_item_s, self.one_thread, self.cpus > 0)
-        {
+        if let (Some(predicted), true, true) = (
+            self.transfers.map(|t| t.largest_item_s()),
+            self.one_thread,
+            self.cpus > 0,
+        ) {
             match cpu_item_s {
                 None => {
                     self.waiting.set(true);
@@ -273,17 +352,19 @@ impl BoardSizer {
             }
         }
         let Some(model) = self.model() else {
-            let sampling = self
-                .training
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .sampling;
+            let (sampling, small_seen) = {
+                let t = self.training.lock().unwrap_or_else(|e| e.into_inner());
+                (t.sampling, !t.kernel.samples.is_empty())
+            };
+            // With the transfers priced, the small sample alone gives the model (the
+            // large one is modeled); only if it did not is a large one taken.
+            let large_needed = self.transfers.is_none() || small_seen;
             let small = if self.one_thread {
                 // The node's two samples, one of each size; the other boards wait
                 // for the model rather than hold the one thread with more samples.
                 match sampling {
                     [0, _] => true,
-                    [_, 0] => false,
+                    [_, 0] if large_needed => false,
                     _ => {
                         self.waiting.set(true);
                         return None;
@@ -397,11 +478,13 @@ impl BoardSizer {
 
     /// A chunk of `items` cost the driver's thread `seconds` (staging and fetching).
     pub(crate) fn cost_driver(&mut self, items: u64, seconds: f64) {
-        self.training
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .driver
-            .add(Sample { items, seconds });
+        let sample = Sample { items, seconds };
+        let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
+        let first = training.driver.fit.is_none();
+        training.driver.add(sample);
+        if let (true, Some(large)) = (first, self.transfers.and_then(|t| t.modeled_large(sample))) {
+            training.driver.add_modeled(large);
+        }
     }
 
     /// A chunk's DONE waited `seconds` for the driver to serve it.
@@ -446,10 +529,22 @@ impl BoardSizer {
     /// A chunk of `items` took `seconds` (from staging to results).
     pub(crate) fn done(&mut self, items: u64, seconds: f64) {
         self.in_training = None;
+        let sample = Sample { items, seconds };
         let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
         match training.kernel.fit {
-            Some((_, model)) => self.ratios.push(seconds / model.seconds(items)),
-            None => training.kernel.add(Sample { items, seconds }),
+            Some((_, model)) if training.kernel.is_final() => {
+                self.ratios.push(seconds / model.seconds(items))
+            }
+            // Provisional (a modeled second sample): this chunk, if of another size
+            // than the first, replaces it.
+            Some(_) => training.kernel.add(sample),
+            None => {
+                training.kernel.add(sample);
+                if let Some(large) = self.transfers.and_then(|t| t.modeled_large(sample)) {
+                    training.kernel.add_modeled(large);
+                    training.second_modeled = training.kernel.fit.is_some();
+                }
+            }
         }
     }
 
@@ -458,13 +553,10 @@ impl BoardSizer {
     pub(crate) fn into_fit(mut self) -> Option<BoardFit> {
         let measured = median(&mut self.ratios);
         let model = self.model();
-        let samples = self
-            .training
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .kernel
-            .fit
-            .map(|(samples, _)| samples);
+        let (samples, second_modeled) = {
+            let t = self.training.lock().unwrap_or_else(|e| e.into_inner());
+            (t.kernel.fit.map(|(samples, _)| samples), t.second_modeled)
+        };
         let (samples, model_with_service) = (samples?, model?);
         let model = PipelineModel {
             latency_s: model_with_service.latency_s - self.service_s,
@@ -478,6 +570,7 @@ impl BoardSizer {
             predicted_s: model.seconds(chunk),
             measured_over_model: measured,
             service_s: self.service_s,
+            second_sample_modeled: second_modeled,
         })
     }
 }
@@ -779,21 +872,32 @@ mod tests {
 
     #[test]
     fn a_board_whose_modeled_transfers_cost_more_than_the_cpu_never_trains() {
-        let one_thread = |cpus: u64, predicted: Option<f64>| {
+        // The model prices 1000 iterations' transfers at 20 ms: 20 us an iteration.
+        let priced = |seconds: f64| Transfers {
+            small: Sample {
+                items: 100,
+                seconds: 1e-3,
+            },
+            largest: Sample {
+                items: 1000,
+                seconds,
+            },
+        };
+        let one_thread = |cpus: u64, transfers: Option<Transfers>| {
             BoardSizer::new(
                 (100, 400),
                 rho95(),
                 (0, 1, cpus),
                 true,
-                u64::MAX,
+                1000,
                 1_000_000,
                 SharedTraining::default(),
             )
-            .with_predicted_driver(predicted)
+            .with_transfers(transfers)
         };
-        // The model says 20 us an item through the board: it waits for the CPU's
-        // own time, then stops if the CPU does an item in 20 us or less.
-        let s = one_thread(1, Some(20e-6));
+        // It waits for the CPU's own time, then stops if the CPU does an iteration in
+        // 20 us or less.
+        let s = one_thread(1, Some(priced(20e-3)));
         assert_eq!(s.want(0.0, None, 0), None);
         assert!(s.waiting() && !s.stopped());
         assert_eq!(s.want(0.0, Some(20e-6), 0), None);
@@ -804,15 +908,101 @@ mod tests {
             "{why}"
         );
         // A CPU slower than the transfers: it trains (the small sample first).
-        let s = one_thread(1, Some(20e-6));
+        let s = one_thread(1, Some(priced(20e-3)));
         assert_eq!(s.want(0.0, Some(21e-6), 0), Some(100));
         assert!(!s.stopped() && !s.waiting());
-        // Without CPUs, or without a prediction (a profile that models nothing), it
+        // Without CPUs, or without a price (a profile that models nothing), it
         // trains at once.
-        assert_eq!(one_thread(0, Some(20e-6)).want(0.0, None, 0), Some(100));
+        assert_eq!(
+            one_thread(0, Some(priced(20e-3))).want(0.0, None, 0),
+            Some(100)
+        );
         assert_eq!(one_thread(1, None).want(0.0, None, 0), Some(100));
-        // A prediction that is not a time is no prediction.
-        assert_eq!(one_thread(1, Some(f64::NAN)).want(0.0, None, 0), Some(100));
+        // A price that is not a time is no price.
+        assert_eq!(
+            one_thread(1, Some(priced(f64::NAN))).want(0.0, None, 0),
+            Some(100)
+        );
+    }
+
+    #[test]
+    fn with_priced_transfers_one_sample_gives_the_model() {
+        // Two boards on one driver thread; the model prices the transfers of 100
+        // iterations at 1 ms and of 2000 at 4 ms.
+        let transfers = Transfers {
+            small: Sample {
+                items: 100,
+                seconds: 1e-3,
+            },
+            largest: Sample {
+                items: 2000,
+                seconds: 4e-3,
+            },
+        };
+        let training = SharedTraining::default();
+        let sizer = |board: u32| {
+            BoardSizer::new(
+                (100, 400),
+                rho95(),
+                (board, 2, 0),
+                true,
+                2000,
+                1_000_000,
+                training.clone(),
+            )
+            .with_transfers(Some(transfers))
+        };
+        let (mut b0, b1) = (sizer(0), sizer(1));
+        // Board 0 takes the small sample; board 1 waits for the model instead of
+        // taking the large one.
+        assert_eq!(b0.want(0.0, None, 0), Some(100));
+        b0.took(999_900);
+        assert_eq!(b1.want(0.0, None, 0), None);
+        assert!(b1.waiting());
+        // The sample took 2 ms: 1 ms of transfers and 10 us an iteration besides.
+        // The modeled second sample: 2000 iterations in 4 ms + 2000 * 10 us = 24 ms.
+        b0.done(100, 2e-3);
+        b0.cost_driver(100, 1.5e-3);
+        let fit = b0.clone().into_fit().unwrap();
+        assert!(fit.second_sample_modeled);
+        assert_eq!(fit.samples[1].items, 2000);
+        assert!((fit.samples[1].seconds - 24e-3).abs() < 1e-12);
+        // latency + 100 item = 2 ms, latency + 2000 item = 24 ms: item 11.58 us.
+        assert!((fit.model.item_s - 22e-3 / 1900.0).abs() < 1e-12, "{fit:?}");
+        // Both boards now take FastFit's chunk: latency 0.842 ms, so for rho 0.95
+        // 0.95 * 0.842e-3 / (0.05 * 11.58e-6) = 1382 (less than their shares).
+        assert_eq!(fit.chunk, 1382);
+        assert_eq!(b1.want(0.0, None, 0), Some(1382));
+        assert!(!b1.waiting());
+        // The first measured chunk of another size replaces the modeled sample: the
+        // line then goes through 100 iterations in 2 ms and 1382 in 10 ms, and later
+        // chunks are measured against it.
+        let mut b1 = b1;
+        b1.took(900_000);
+        b1.done(1382, 10e-3);
+        let fit = b1.clone().into_fit().unwrap();
+        assert!(fit.second_sample_modeled);
+        assert_eq!(fit.samples[1].items, 1382);
+        assert!((fit.model.item_s - 8e-3 / 1282.0).abs() < 1e-12, "{fit:?}");
+        b1.done(1000, fit.model.seconds(1000) * 1.1);
+        assert!((b1.into_fit().unwrap().measured_over_model.unwrap() - 1.1).abs() < 1e-9);
+        // A small sample that gives no model (a time that is not a time) leaves the
+        // node to the large sample, as without a price.
+        let training = SharedTraining::default();
+        let mut lone = BoardSizer::new(
+            (100, 400),
+            rho95(),
+            (0, 1, 0),
+            true,
+            2000,
+            1_000_000,
+            training,
+        )
+        .with_transfers(Some(transfers));
+        assert_eq!(lone.want(0.0, None, 0), Some(100));
+        lone.took(999_900);
+        lone.done(100, f64::NAN);
+        assert_eq!(lone.want(0.0, None, 0), Some(400));
     }
 
     #[test]

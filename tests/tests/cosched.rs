@@ -86,6 +86,32 @@ fn on_the_virtual_clock_the_model_is_the_kernels_own() {
 }
 
 #[test]
+fn with_priced_transfers_a_board_trains_on_one_chunk() {
+    // On novo-g (a modeled DMA of milliseconds per transfer) under virtual time, the
+    // loop says what a chunk moves per iteration: every board's second sample is
+    // modeled, not run, and its chunks still take what the model predicts.
+    let env = [
+        ("SHMEMPLUS_FPGAS", "2"),
+        ("SHMEMPLUS_CLOCK", "virtual"),
+        ("SHMEMPLUS_PROFILE", "novo-g"),
+    ];
+    let r = run_with(
+        PE,
+        2,
+        Some(1),
+        &["cosched", "40000", "none", "job", "priced"],
+        &env,
+    );
+    all_ok(&r);
+    for pe in 0..2 {
+        for board in 0..2 {
+            let line = format!("node {pe} board {board} (PE {pe}): second sample modeled");
+            assert!(r.stdout[pe].contains(&line), "{line}\n{}", dump(&r));
+        }
+    }
+}
+
+#[test]
 fn when_every_board_fails_the_cpus_drain_the_loop() {
     // The CPUs are left out of the loop, and every board fails on its first chunk:
     // the chunks rerun on the CPU path and the final drain runs the rest.

@@ -1019,6 +1019,11 @@ fn fastfit_once(
         cpus: args.device != Device::Fpga,
         boards: use_boards,
         max_board_chunk: Some(max_chunk),
+        // An image's pixels go to the board, its record comes back.
+        board_bytes: Some(shmemplus_cosched::BoardBytes {
+            to_board: PIXELS as u64,
+            from_board: size_of::<u64>() as u64,
+        }),
         ..Default::default()
     };
     let report = timer.run("co-scheduled", || {

@@ -51,7 +51,9 @@ impl Shmem {
     /// (`None` for a private host buffer, else a place of this PE), `remote` the place
     /// on PE `pe`. A put goes local -> remote, a get remote -> local (at offset 0). The
     /// model is the one the transfer itself is charged by, packetized under the
-    /// current packet policy.
+    /// current packet policy. A library call: on the virtual clock the host time the
+    /// emulator spends pricing the route (a packet search, for a large transfer) is
+    /// not charged to the program.
     pub fn modeled_route_seconds(
         &self,
         op: RmaOp,
@@ -60,6 +62,7 @@ impl Shmem {
         pe: u32,
         bytes: usize,
     ) -> Result<Option<f64>> {
+        let _call = self.live()?.clock.enter();
         let target = self.check_pe(pe)?;
         let Some(emu) = &self.inner.emulation else {
             return Ok(None);

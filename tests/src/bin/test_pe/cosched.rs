@@ -9,11 +9,15 @@
 //! with `fail`, that a board failing mid-loop is retired with its chunk rerun on the
 //! CPU path. With `Scope::Pe` each PE runs its own loop on its CPU and its own
 //! partitions of its node's boards, and every iteration runs exactly once on each PE.
+//! With `priced` a board chunk also puts `IN_BYTES` per iteration into the board and
+//! gets `OUT_BYTES` back, and says so (`Options::board_bytes`): on a profile that
+//! models the board's DMA, each board's second training sample is then modeled, not
+//! run, and the model must still predict its chunks.
 
 use shmemplus::config::ClockKind;
 use shmemplus::fpga_mock::{Bitfile, Kernel, KernelTiming};
-use shmemplus::{BoardRun, Place, ReduceOp, Shmem};
-use shmemplus_cosched::{run, BoardPath, Device, Options, Scope};
+use shmemplus::{BoardRun, Place, ReduceOp, Shmem, SymVec};
+use shmemplus_cosched::{run, BoardBytes, BoardPath, Device, Options, Scope};
 use shmemplus_tests::pe::e2s;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -24,6 +28,10 @@ const BOARD_ITEM_S: f64 = 5e-6;
 const CPU_ITEM: Duration = Duration::from_micros(10);
 /// The kernel clock: 150 MHz.
 const CLOCK_HZ: f64 = 150e6;
+/// With `priced`: bytes into the board and back per iteration, and the largest chunk.
+const IN_BYTES: u64 = 256;
+const OUT_BYTES: u64 = 8;
+const PRICED_MAX_CHUNK: u64 = 4096;
 
 /// The stand-in kernel: `args[0]` iterations, no computation, RATSS time
 /// `BOARD_LATENCY_S + args[0] * BOARD_ITEM_S`.
@@ -61,6 +69,18 @@ struct Boards<'a> {
     marks: &'a Marks,
     fail: Fail,
     starts: AtomicU32,
+    /// With `priced`: each board's objects for a chunk's inputs and results.
+    staged: Vec<(SymVec<u8>, SymVec<u8>)>,
+}
+
+impl Boards<'_> {
+    /// The bytes of `items` iterations at `per_item` each.
+    fn bytes(items: u64, per_item: u64) -> Result<usize, String> {
+        items
+            .checked_mul(per_item)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| format!("{items} iterations of {per_item} bytes overflow"))
+    }
 }
 
 /// Which boards fail.
@@ -89,12 +109,25 @@ impl BoardPath for Boards<'_> {
         if fails {
             return Err("the kernel reported an error (injected)".into());
         }
+        let items = range.end - range.start;
+        if let Some((inputs, _)) = self.staged.get(board as usize) {
+            let data = vec![7u8; Self::bytes(items, IN_BYTES)?];
+            self.shmem
+                .put(inputs, 0, &data, self.shmem.my_pe())
+                .map_err(e2s)?;
+        }
         self.shmem
-            .kernel_start(board, "pipeline", &[range.end - range.start])
+            .kernel_start(board, "pipeline", &[items])
             .map_err(e2s)
     }
 
-    fn finish(&self, _board: u32, range: Range<u64>) -> Result<(), String> {
+    fn finish(&self, board: u32, range: Range<u64>) -> Result<(), String> {
+        if let Some((_, results)) = self.staged.get(board as usize) {
+            let mut data = vec![0u8; Self::bytes(range.end - range.start, OUT_BYTES)?];
+            self.shmem
+                .get(results, 0, &mut data, self.shmem.my_pe())
+                .map_err(e2s)?;
+        }
         self.marks.mark(range);
         Ok(())
     }
@@ -103,7 +136,13 @@ impl BoardPath for Boards<'_> {
 /// Runs a loop of `n` iterations (per PE with `Scope::Pe`) with the boards failing as
 /// `fail` says; with `Fail::All` the CPUs are left out, so the final drain must run
 /// the loop.
-pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: Fail, scope: Scope) -> Result<(), String> {
+pub(crate) fn cosched(
+    shmem: &Shmem,
+    n: u64,
+    fail: Fail,
+    scope: Scope,
+    priced: bool,
+) -> Result<(), String> {
     let me = shmem.my_pe();
     let len = usize::try_from(n).map_err(|e| e.to_string())?;
     let marks = Marks((0..len).map(|_| AtomicU32::new(0)).collect());
@@ -121,16 +160,34 @@ pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: Fail, scope: Scope) -> Result
         marks.mark(range);
         Ok(())
     };
+    // Collective: every PE allocates its partition of every board.
+    let mut staged = Vec::new();
+    if priced {
+        for b in 0..shmem.fpgas() {
+            let inputs = Boards::bytes(PRICED_MAX_CHUNK, IN_BYTES)?;
+            let results = Boards::bytes(PRICED_MAX_CHUNK, OUT_BYTES)?;
+            staged.push((
+                shmem.alloc::<u8>(inputs, Place::Fpga(b)).map_err(e2s)?,
+                shmem.alloc::<u8>(results, Place::Fpga(b)).map_err(e2s)?,
+            ));
+        }
+    }
     let boards = Boards {
         shmem,
         marks: &marks,
         fail,
         starts: AtomicU32::new(0),
+        staged,
     };
     let options = Options {
         samples: Some((100, 1000)),
         cpus: fail != Fail::All,
         scope,
+        max_board_chunk: priced.then_some(PRICED_MAX_CHUNK),
+        board_bytes: priced.then_some(BoardBytes {
+            to_board: IN_BYTES,
+            from_board: OUT_BYTES,
+        }),
         ..Options::default()
     };
     let report = run(shmem, n, &options, cpu, &boards).map_err(|e| e.to_string())?;
@@ -160,8 +217,10 @@ pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: Fail, scope: Scope) -> Result
 
     // On the virtual clock the samples are the model's own times, so the fit must be
     // the kernel's timing. On the wall clock DONE comes after sleeps that a loaded
-    // 2-core machine delays by milliseconds: the fit is printed, not checked.
-    let exact = shmem.clock() == ClockKind::Virtual;
+    // 2-core machine delays by milliseconds: the fit is printed, not checked. With
+    // priced transfers the chunks also carry the modeled DMA: checked below.
+    let exact = shmem.clock() == ClockKind::Virtual && !priced;
+    let modeled = shmem.clock() == ClockKind::Virtual && priced;
     for d in &report.devices {
         println!(
             "PE {me}: {}: {} chunks, {} iterations, busy {:.3} s, idle {:.3} s{}",
@@ -179,6 +238,27 @@ pub(crate) fn cosched(shmem: &Shmem, n: u64, fail: Fail, scope: Scope) -> Result
                 f.measured_over_model.map_or("none".into(), |r| format!("{r:.3}"))
             ))
         );
+        if let (Device::Board { .. }, Some(f), true) = (d.device, &d.fit, modeled) {
+            // The second sample was the largest chunk, modeled, until the first
+            // measured chunk of another size replaced it; the later chunks then
+            // take what the line says, within the bend of the DMA's cost curve.
+            if !f.second_sample_modeled {
+                return Err(format!(
+                    "{}: the second sample was not modeled: {f:?}",
+                    d.device
+                ));
+            }
+            match f.measured_over_model {
+                Some(r) if (0.7..=1.3).contains(&r) => {}
+                other => {
+                    return Err(format!(
+                        "{}: measured/model {other:?} after a modeled second sample",
+                        d.device
+                    ))
+                }
+            }
+            println!("PE {me}: {}: second sample modeled", d.device);
+        }
         if let (Device::Board { .. }, Some(f), true) = (d.device, &d.fit, exact) {
             if (f.model.item_s / BOARD_ITEM_S - 1.0).abs() > 0.05 {
                 return Err(format!(

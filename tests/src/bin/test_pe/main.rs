@@ -127,7 +127,8 @@ fn main() -> ExitCode {
                     Some("pe") => shmemplus_cosched::Scope::Pe,
                     _ => shmemplus_cosched::Scope::Job,
                 };
-                cosched::cosched(shmem, arg(1).unwrap_or(200_000), fail, scope)
+                let priced = args.get(4).map(String::as_str) == Some("priced");
+                cosched::cosched(shmem, arg(1).unwrap_or(200_000), fail, scope, priced)
             }),
             "scf" => on_handle(&|shmem| {
                 scf::scf(
