@@ -61,7 +61,8 @@ impl WorkPool {
 
     /// A pool of `n` iterations on each PE, for `workers` workers of that PE
     /// (collective, as [`WorkPool::new`]): each PE's counter lives in its own memory
-    /// and only its own devices take from it, so takes need no turns.
+    /// and only its own devices take from it, so takes need no turns, and no barrier
+    /// beyond the allocation's own: no other PE ever touches the counter.
     pub fn per_pe(shmem: &Shmem, n: u64, workers: u64) -> Result<WorkPool> {
         WorkPool::create(shmem, n, workers, shmem.my_pe(), false)
     }
@@ -83,8 +84,12 @@ impl WorkPool {
         }
         if ordered {
             shmem.join_turns()?;
+            // Every PE's counter set and every PE in the turns before anyone takes.
+            // A PE's own pool (not ordered) is set by its PE before its own takes,
+            // and the allocation's closing barrier already made it a symmetric object
+            // on every PE.
+            shmem.barrier_all()?;
         }
-        shmem.barrier_all()?;
         Ok(WorkPool {
             counter,
             n,
@@ -164,7 +169,12 @@ impl WorkPool {
     /// Frees the counter (collective, after every taker of this PE has stopped).
     pub fn free(self, shmem: &Shmem) -> Result<()> {
         self.stop_turns(shmem)?;
-        shmem.barrier_all()?;
+        if self.ordered {
+            // Nobody may take from PE 0's counter once it is freed. A PE's own pool
+            // has no other taker than its own devices, stopped by now; `free` itself
+            // completes this PE's puts and agrees with the others.
+            shmem.barrier_all()?;
+        }
         shmem.free(self.counter)?;
         Ok(())
     }

@@ -302,7 +302,11 @@ where
     // on the CPU paths. A PE leaves the turns before the barrier, or the PEs still
     // taking would wait for its clock.
     pool.stop_turns(shmem)?;
-    shmem.barrier_all()?;
+    if options.scope == Scope::Job {
+        // The others' devices may still be taking from PE 0's counter. A PE's own
+        // pool (`Scope::Pe`) has no taker but this PE's devices, all stopped now.
+        shmem.barrier_all()?;
+    }
     drain(&ctx, &mut devices, cpu_sizer())?;
     let start = ctx.start;
     pool.free(shmem)?;
@@ -768,8 +772,9 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
 }
 
 /// The end of the loop on this PE: takes what is left, on the CPU path, recorded as
-/// this PE's CPU. Every PE drains once, after every PE's devices have stopped (a
-/// barrier), so the pool is empty unless boards failed; those takes are in real-time
+/// this PE's CPU. Every PE drains once, after every PE's devices have stopped (with
+/// `Scope::Job` a barrier; with `Scope::Pe` its own devices, which alone take from its
+/// pool), so the pool is empty unless boards failed; those takes are in real-time
 /// order.
 fn drain(ctx: &Ctx<'_>, devices: &mut Vec<DeviceReport>, mut sizer: CpuSizer) -> Result<()> {
     let pe = ctx.shmem.my_pe();

@@ -15,6 +15,10 @@
 //! transformed in a copy and written into B, a board chunk goes to the board, through
 //! the kernel and back into B; then B is turned into A, as with boards.
 //!
+//! A static split (`Device::Split`, the oracle's baseline) is the same pass with the
+//! shares fixed: the PE's first rows on its CPU, the rest in equal parts on its boards,
+//! staged at once and computed while the CPU does its part.
+//!
 //! Every time it reports is on the job clock ([`Shmem::now`]; virtual time under
 //! `SHMEMPLUS_CLOCK=virtual`), and kernels run through [`Shmem::kernel_start`].
 //!
