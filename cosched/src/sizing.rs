@@ -319,11 +319,12 @@ impl BoardSizer {
     /// (staging and fetching) than on the CPU, as long as the CPUs take part. See the
     /// module doc.
     ///
-    /// With a predicted driver cost (`with_predicted_driver`), the board does not
-    /// train until the CPU's time per iteration is known (it waits), and not at all
-    /// (it stops) if the model's transfers alone for its largest chunk cost the thread
-    /// as much per iteration as the CPU: training would only pay two chunk latencies
-    /// to learn that.
+    /// With priced transfers (`with_transfers`) on one driver thread, the board does
+    /// not train until the CPU's time per iteration is known (it waits), and not at
+    /// all (it stops) if the model's transfers alone for its largest chunk cost the
+    /// thread as much per iteration as the CPU: training would pay a chunk latency
+    /// only to learn that. It trains on the small sample alone (the large one is
+    /// modeled, see [`Transfers`]) unless that gave no model.
     pub(crate) fn want(
         &self,
         cpu_rate: f64,

@@ -5,6 +5,7 @@
 //! ```text
 //! shmemrun -n 4 target/release/fft2d --size 1024 --verify
 //! shmemrun -n 4 target/release/fft2d --size 4096 --device cpu
+//! shmemrun -n 4 --fpgas 1 --clock virtual target/release/fft2d --schedule oracle --verify
 //! ```
 
 use anyhow::{bail, Context, Result};
@@ -66,7 +67,8 @@ enum Device {
       shmemrun -n 4 target/release/fft2d --verify\n  \
       shmemrun -n 4 target/release/fft2d --size 4096 --device cpu --verify\n  \
       shmemrun --profile novo-g -n 4 target/release/fft2d --size 2048 --verify\n  \
-      shmemrun -n 4 --fpgas 2 target/release/fft2d --schedule fastfit --verify"
+      shmemrun -n 4 --fpgas 2 target/release/fft2d --schedule fastfit --verify\n  \
+      shmemrun -n 4 --fpgas 1 --clock virtual target/release/fft2d --schedule oracle --verify"
 )]
 struct Args {
     /// N: the image is N x N (at most 16384: a 2 GiB image).
