@@ -3,8 +3,10 @@
 //! whatever the host's load) and two runs agree; every record says its clock; a bad
 //! clock name is refused before any PE starts. Every run is bounded.
 
+mod common;
+
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SHMEMPLUS: &str = env!("CARGO_BIN_EXE_shmemplus");
 /// Bound on one bench run (a virtual-time run of these sizes takes about a second).
@@ -12,7 +14,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 /// Runs `shmemplus ARGS...` to completion within `LIMIT`.
 fn shmemplus(args: &[&str]) -> Output {
-    let mut child = Command::new(SHMEMPLUS)
+    let child = Command::new(SHMEMPLUS)
         .args(args)
         .env_remove("SHMEMPLUS_CLOCK")
         .env_remove("SHMEMPLUS_PROFILE")
@@ -21,16 +23,7 @@ fn shmemplus(args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let until = Instant::now() + LIMIT;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("shmemplus {args:?} did not end within {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    common::output_within(child, LIMIT, &format!("shmemplus {args:?}"))
 }
 
 /// A virtual-time bench of two routes on novo-g; returns its JSON records.

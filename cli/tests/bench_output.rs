@@ -3,6 +3,8 @@
 //! (`shmemplus bench | head`) ends the job with a message naming the PE and the
 //! signal, not a panic. Every run is bounded.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -25,17 +27,8 @@ fn bench(args: &[&str]) -> Child {
 }
 
 /// Waits for `child` within `LIMIT`; its exit status and standard error.
-fn finish(mut child: Child) -> (std::process::ExitStatus, String) {
-    let until = Instant::now() + LIMIT;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("shmemplus bench did not end within {LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+fn finish(child: Child) -> (std::process::ExitStatus, String) {
+    let out = common::output_within(child, LIMIT, "shmemplus bench");
     (
         out.status,
         String::from_utf8_lossy(&out.stderr).into_owned(),
