@@ -236,6 +236,23 @@ where
     let training = SharedTraining::default();
     let one_driver = shmem.clock() == ClockKind::Virtual;
     let largest = max_chunk.min(n);
+    // With priced transfers and no samples given, this node's boards train on the
+    // size whose transfers the model prices cheapest beyond their share at the
+    // largest chunk (the boards of a node are alike: board 0's route stands for all).
+    let board_samples = match (options.samples, options.board_bytes, my_boards > 0) {
+        (None, Some(bytes), true) => match cheapest_sample(shmem, bytes, samples.0, largest)? {
+            Some(small) if small != samples.0 => {
+                let large = samples.1.max(small.saturating_mul(4)).min(max_chunk);
+                if large > small {
+                    (small, large)
+                } else {
+                    samples
+                }
+            }
+            _ => samples,
+        },
+        _ => samples,
+    };
     let transfers: Vec<Option<Transfers>> = match options.board_bytes {
         Some(bytes) => (0..my_boards)
             .map(|board| -> Result<Option<Transfers>> {
@@ -243,7 +260,7 @@ where
                     Ok(modeled_transfers(shmem, board, bytes, items)?
                         .map(|seconds| Sample { items, seconds }))
                 };
-                Ok(match (at(samples.0)?, at(largest)?) {
+                Ok(match (at(board_samples.0)?, at(largest)?) {
                     (Some(small), Some(largest)) => Some(Transfers { small, largest }),
                     _ => None,
                 })
@@ -253,7 +270,7 @@ where
     };
     let board_sizer = |board: u32| {
         BoardSizer::new(
-            samples,
+            board_samples,
             options.rho,
             (board, boards_in_pool, cpus),
             one_driver,
@@ -269,7 +286,7 @@ where
             cpus,
             node_boards: u64::from(my_boards),
             training: training.clone(),
-            training_chunk: samples.1,
+            training_chunk: board_samples.1,
         })
     };
     let board_devices: Vec<Device> = (0..my_boards)
@@ -360,6 +377,40 @@ fn modeled_transfers(
         (Some(put), Some(get)) if items > 0 => Some(put + get),
         _ => None,
     })
+}
+
+/// The small training sample for board 0 of this PE's node when the model prices its
+/// transfers: of `from`, `2 * from`, `4 * from`, ... up to an eighth of `largest`, the
+/// size whose modeled transfers cost the least *beyond* what its iterations cost at
+/// the largest chunk's rate (the sample's own overhead: on a
+/// link with a fixed cost per transfer, a larger sample costs less per iteration and
+/// also spreads the kernel's fixed costs, which a one-chunk model would otherwise
+/// count per iteration; ties go to the larger). `None` when nothing is priced.
+fn cheapest_sample(
+    shmem: &Shmem,
+    bytes: BoardBytes,
+    from: u64,
+    largest: u64,
+) -> Result<Option<u64>> {
+    let Some(at_largest) = modeled_transfers(shmem, 0, bytes, largest)? else {
+        return Ok(None);
+    };
+    let per_item = at_largest / largest.max(1) as f64;
+    let mut best: Option<(u64, f64)> = None;
+    let mut size = from.max(1);
+    while size <= largest / 8 {
+        if let Some(seconds) = modeled_transfers(shmem, 0, bytes, size)? {
+            let overhead = seconds - size as f64 * per_item;
+            if best.is_none_or(|(_, least)| overhead <= least) {
+                best = Some((size, overhead));
+            }
+        }
+        let Some(next) = size.checked_mul(2) else {
+            break;
+        };
+        size = next;
+    }
+    Ok(best.map(|(size, _)| size))
 }
 
 /// What every driver needs.

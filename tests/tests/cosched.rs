@@ -109,6 +109,23 @@ fn with_priced_transfers_a_board_trains_on_one_chunk() {
             assert!(r.stdout[pe].contains(&line), "{line}\n{}", dump(&r));
         }
     }
+    // The scheduler's own samples, for 16 KiB images: the default small sample is
+    // 4000 / (64 * 6 workers) = 10 images. Of 10, 20, 40 and 80 (up to an eighth of
+    // the 1024-image largest chunk) novo-g's DMA table prices 40 (640 KiB) cheapest
+    // beyond the images' share at the largest chunk: about 2.3 ms against 2.7 for 10.
+    // The CPU (200 us an image) is slower than the DMA, so the boards train.
+    let r = run_with(
+        PE,
+        2,
+        Some(1),
+        &["cosched", "4000", "none", "job", "priced-default"],
+        &env,
+    );
+    all_ok(&r);
+    for pe in 0..2 {
+        let line = format!("node {pe} board 0 (PE {pe}): small sample 40,");
+        assert!(r.stdout[pe].contains(&line), "{line}\n{}", dump(&r));
+    }
 }
 
 #[test]

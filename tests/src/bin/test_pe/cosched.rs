@@ -12,7 +12,9 @@
 //! With `priced` a board chunk also puts `IN_BYTES` per iteration into the board and
 //! gets `OUT_BYTES` back, and says so (`Options::board_bytes`): on a profile that
 //! models the board's DMA, each board's second training sample is then modeled, not
-//! run, and the model must still predict its chunks.
+//! run, and the model must still predict its chunks. With `priced-default` the
+//! samples are left to the scheduler, whose small sample must be one the model prices
+//! no dearer (beyond its iterations' share) than the default size.
 
 use shmemplus::config::ClockKind;
 use shmemplus::fpga_mock::{Bitfile, Kernel, KernelTiming};
@@ -32,6 +34,12 @@ const CLOCK_HZ: f64 = 150e6;
 const IN_BYTES: u64 = 256;
 const OUT_BYTES: u64 = 8;
 const PRICED_MAX_CHUNK: u64 = 4096;
+/// With `priced-default`: an image of 16 KiB per iteration (as CBIR's), the largest
+/// chunk, and a CPU slower per image than the boards' modeled DMA (about 50 us), so
+/// that they train.
+const IMAGE_BYTES: u64 = 16384;
+const IMAGES_MAX_CHUNK: u64 = 1024;
+const CPU_IMAGE: Duration = Duration::from_micros(200);
 
 /// The stand-in kernel: `args[0]` iterations, no computation, RATSS time
 /// `BOARD_LATENCY_S + args[0] * BOARD_ITEM_S`.
@@ -71,6 +79,8 @@ struct Boards<'a> {
     starts: AtomicU32,
     /// With `priced`: each board's objects for a chunk's inputs and results.
     staged: Vec<(SymVec<u8>, SymVec<u8>)>,
+    /// Bytes into the board per iteration.
+    in_bytes: u64,
 }
 
 impl Boards<'_> {
@@ -81,6 +91,17 @@ impl Boards<'_> {
             .and_then(|b| usize::try_from(b).ok())
             .ok_or_else(|| format!("{items} iterations of {per_item} bytes overflow"))
     }
+}
+
+/// Whether board chunks move data the model prices, and who picks the samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Priced {
+    /// No data moves; samples of 100 and 1000.
+    No,
+    /// `IN_BYTES` in and `OUT_BYTES` out per iteration; samples of 100 and 1000.
+    GivenSamples,
+    /// The same, with the scheduler's samples.
+    DefaultSamples,
 }
 
 /// Which boards fail.
@@ -111,7 +132,7 @@ impl BoardPath for Boards<'_> {
         }
         let items = range.end - range.start;
         if let Some((inputs, _)) = self.staged.get(board as usize) {
-            let data = vec![7u8; Self::bytes(items, IN_BYTES)?];
+            let data = vec![7u8; Self::bytes(items, self.in_bytes)?];
             self.shmem
                 .put(inputs, 0, &data, self.shmem.my_pe())
                 .map_err(e2s)?;
@@ -141,8 +162,15 @@ pub(crate) fn cosched(
     n: u64,
     fail: Fail,
     scope: Scope,
-    priced: bool,
+    priced: Priced,
 ) -> Result<(), String> {
+    let given_samples = priced != Priced::DefaultSamples;
+    let priced = priced != Priced::No;
+    let (in_bytes, max_chunk) = if given_samples {
+        (IN_BYTES, PRICED_MAX_CHUNK)
+    } else {
+        (IMAGE_BYTES, IMAGES_MAX_CHUNK)
+    };
     let me = shmem.my_pe();
     let len = usize::try_from(n).map_err(|e| e.to_string())?;
     let marks = Marks((0..len).map(|_| AtomicU32::new(0)).collect());
@@ -155,8 +183,9 @@ pub(crate) fn cosched(
             shmem.fpga_configure(b, bitfile()).map_err(e2s)?;
         }
     }
+    let cpu_item = if given_samples { CPU_ITEM } else { CPU_IMAGE };
     let cpu = |range: Range<u64>| {
-        shmem.advance(CPU_ITEM * (range.end - range.start) as u32);
+        shmem.advance(cpu_item * (range.end - range.start) as u32);
         marks.mark(range);
         Ok(())
     };
@@ -164,8 +193,8 @@ pub(crate) fn cosched(
     let mut staged = Vec::new();
     if priced {
         for b in 0..shmem.fpgas() {
-            let inputs = Boards::bytes(PRICED_MAX_CHUNK, IN_BYTES)?;
-            let results = Boards::bytes(PRICED_MAX_CHUNK, OUT_BYTES)?;
+            let inputs = Boards::bytes(max_chunk, in_bytes)?;
+            let results = Boards::bytes(max_chunk, OUT_BYTES)?;
             staged.push((
                 shmem.alloc::<u8>(inputs, Place::Fpga(b)).map_err(e2s)?,
                 shmem.alloc::<u8>(results, Place::Fpga(b)).map_err(e2s)?,
@@ -178,14 +207,15 @@ pub(crate) fn cosched(
         fail,
         starts: AtomicU32::new(0),
         staged,
+        in_bytes,
     };
     let options = Options {
-        samples: Some((100, 1000)),
+        samples: given_samples.then_some((100, 1000)),
         cpus: fail != Fail::All,
         scope,
-        max_board_chunk: priced.then_some(PRICED_MAX_CHUNK),
+        max_board_chunk: priced.then_some(max_chunk),
         board_bytes: priced.then_some(BoardBytes {
-            to_board: IN_BYTES,
+            to_board: in_bytes,
             from_board: OUT_BYTES,
         }),
         ..Options::default()
@@ -258,6 +288,9 @@ pub(crate) fn cosched(
                 }
             }
             println!("PE {me}: {}: second sample modeled", d.device);
+            if !given_samples {
+                small_sample_is_cheap(shmem, &options, n, d.device, f.samples[0].items)?;
+            }
         }
         if let (Device::Board { .. }, Some(f), true) = (d.device, &d.fit, exact) {
             if (f.model.item_s / BOARD_ITEM_S - 1.0).abs() > 0.05 {
@@ -307,5 +340,59 @@ pub(crate) fn cosched(
     }
     shmem.barrier_all().map_err(e2s)?;
     println!("PE {me}: cosched ok");
+    Ok(())
+}
+
+/// With the scheduler's samples and priced transfers: the small sample `small` that
+/// board `device` trained on costs, beyond its iterations' share of the largest
+/// chunk's modeled transfers, no more than the default size would have (`n / (64 *
+/// workers)`), and is no smaller.
+fn small_sample_is_cheap(
+    shmem: &Shmem,
+    options: &Options,
+    n: u64,
+    device: Device,
+    small: u64,
+) -> Result<(), String> {
+    let Device::Board { board, .. } = device else {
+        return Ok(());
+    };
+    let me = shmem.my_pe();
+    let topo = shmem.topology();
+    let workers = u64::from(shmem.n_pes()) + u64::from(topo.nodes) * u64::from(shmem.fpgas());
+    let default = (n / (64 * workers)).max(1);
+    let largest = options.max_board_chunk.unwrap_or(u64::MAX).min(n);
+    let priced = |items: u64| -> Result<f64, String> {
+        let in_bytes = options.board_bytes.map_or(0, |b| b.to_board);
+        let modeled = |op, per_item: u64| -> Result<f64, String> {
+            shmem
+                .modeled_route_seconds(
+                    op,
+                    None,
+                    Place::Fpga(board),
+                    me,
+                    Boards::bytes(items, per_item)?,
+                )
+                .map_err(e2s)?
+                .ok_or_else(|| "the profile prices no board transfer".to_string())
+        };
+        Ok(modeled(shmemplus::RmaOp::Put, in_bytes)? + modeled(shmemplus::RmaOp::Get, OUT_BYTES)?)
+    };
+    let per_item = priced(largest)? / largest as f64;
+    let overhead =
+        |items: u64| -> Result<f64, String> { Ok(priced(items)? - items as f64 * per_item) };
+    let (mine, theirs) = (overhead(small)?, overhead(default)?);
+    if small < default || mine > theirs {
+        return Err(format!(
+            "{device}: small sample {small} (overhead {:.3} ms), default {default} ({:.3} ms)",
+            mine * 1e3,
+            theirs * 1e3
+        ));
+    }
+    println!(
+        "PE {me}: {device}: small sample {small}, overhead {:.3} ms (default {default}: {:.3} ms)",
+        mine * 1e3,
+        theirs * 1e3
+    );
     Ok(())
 }

@@ -127,7 +127,11 @@ fn main() -> ExitCode {
                     Some("pe") => shmemplus_cosched::Scope::Pe,
                     _ => shmemplus_cosched::Scope::Job,
                 };
-                let priced = args.get(4).map(String::as_str) == Some("priced");
+                let priced = match args.get(4).map(String::as_str) {
+                    Some("priced") => cosched::Priced::GivenSamples,
+                    Some("priced-default") => cosched::Priced::DefaultSamples,
+                    _ => cosched::Priced::No,
+                };
                 cosched::cosched(shmem, arg(1).unwrap_or(200_000), fail, scope, priced)
             }),
             "scf" => on_handle(&|shmem| {
