@@ -28,6 +28,8 @@ use std::ops::Range;
 
 /// The PE whose memory holds a job-wide pool's counter.
 const HOME: u32 = 0;
+/// The counter's object: one 4 KiB block (its first word is the counter).
+const COUNTER_BLOCK_WORDS: usize = 4096 / 8;
 
 /// A loop of `n` iterations shared by every PE of the job (see the module doc), or,
 /// [`WorkPool::per_pe`], one loop per PE shared by that PE's own devices.
@@ -78,7 +80,11 @@ impl WorkPool {
         {
             return Err(Error::TooLong { n, workers });
         }
-        let counter = shmem.alloc::<u64>(1, Place::Cpu)?;
+        // A 4 KiB block of its own: under the virtual clock a large write stamps the
+        // 4 KiB blocks it covers, and a take (a fetching atomic) observes its word's
+        // block stamp. Next to the application's data (CBIR's table of results on PE
+        // 0), every take after a large write there took that write's delivery time.
+        let counter = shmem.alloc_aligned::<u64>(COUNTER_BLOCK_WORDS, 4096, Place::Cpu)?;
         if shmem.my_pe() == home {
             shmem.atomic_set(&counter, 0, 0u64, home)?;
         }
