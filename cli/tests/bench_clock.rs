@@ -5,24 +5,15 @@
 
 mod common;
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
-const SHMEMPLUS: &str = env!("CARGO_BIN_EXE_shmemplus");
 /// Bound on one bench run (a virtual-time run of these sizes takes about a second).
 const LIMIT: Duration = Duration::from_secs(120);
 
 /// Runs `shmemplus ARGS...` to completion within `LIMIT`.
 fn shmemplus(args: &[&str]) -> Output {
-    let child = Command::new(SHMEMPLUS)
-        .args(args)
-        .env_remove("SHMEMPLUS_CLOCK")
-        .env_remove("SHMEMPLUS_PROFILE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = common::spawn_shmemplus(args);
     common::output_within(child, LIMIT, &format!("shmemplus {args:?}"))
 }
 

@@ -6,24 +6,16 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
-const SHMEMPLUS: &str = env!("CARGO_BIN_EXE_shmemplus");
 /// Bound on one bench run (a quick run takes a few seconds).
 const LIMIT: Duration = Duration::from_secs(120);
 
 fn bench(args: &[&str]) -> Child {
-    Command::new(SHMEMPLUS)
-        .arg("bench")
-        .args(args)
-        .env_remove("SHMEMPLUS_CLOCK")
-        .env_remove("SHMEMPLUS_PROFILE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    let mut all = vec!["bench"];
+    all.extend_from_slice(args);
+    common::spawn_shmemplus(&all)
 }
 
 /// Waits for `child` within `LIMIT`; its exit status and standard error.

@@ -362,12 +362,7 @@ impl Split<'_> {
                 cpu.run(shmem, src, dest, &(0..self.cpu_rows as u64))
                     .map_err(anyhow::Error::msg)?;
             }
-            let (mut m, mut d) = (0.0f64, 0.0f64);
-            for run in runs {
-                let done = run.wait()?;
-                m = m.max(done.modeled_s);
-                d = d.max(done.elapsed_s);
-            }
+            let (m, d) = wait_all(runs)?;
             for (b, range) in &parts {
                 let rows = (range.end - range.start) as usize;
                 shmem.get_nbi(
@@ -541,6 +536,18 @@ fn to_boards(
     })
 }
 
+/// Waits for every kernel run's DONE; the slowest modeled time and the slowest
+/// time until DONE, in seconds.
+fn wait_all(runs: Vec<shmemplus::BoardRun>) -> anyhow::Result<(f64, f64)> {
+    let (mut modeled, mut done_after) = (0.0f64, 0.0f64);
+    for run in runs {
+        let done = run.wait()?;
+        modeled = modeled.max(done.modeled_s);
+        done_after = done_after.max(done.elapsed_s);
+    }
+    Ok((modeled, done_after))
+}
+
 /// The rest of a board pass: the kernels, the rows back into object B, and turned
 /// from there into A.
 fn board_pass(
@@ -558,13 +565,7 @@ fn board_pass(
             let args = [b.obj.heap_offset() as u64, b.count as u64];
             runs.push(shmem.kernel_start(b.board, kernel::KERNEL, &args)?);
         }
-        let (mut m, mut d) = (0.0f64, 0.0f64);
-        for run in runs {
-            let done = run.wait()?;
-            m = m.max(done.modeled_s);
-            d = d.max(done.elapsed_s);
-        }
-        Ok((m, d))
+        wait_all(runs)
     })?;
     out.kernel_modeled_s += m;
     out.kernel_done_after_s += d;

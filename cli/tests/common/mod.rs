@@ -1,7 +1,22 @@
-//! What the `shmemplus` binary's tests share: a bounded wait for a child.
+//! What the `shmemplus` binary's tests share: starting it with a clean environment,
+//! and a bounded wait for it.
 
-use std::process::{Child, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+/// Starts `shmemplus ARGS...` without the clock and profile variables of the
+/// environment the tests run in, its output piped.
+pub fn spawn_shmemplus(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_shmemplus"))
+        .args(args)
+        .env_remove("SHMEMPLUS_CLOCK")
+        .env_remove("SHMEMPLUS_PROFILE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
 
 /// Waits for `child` to end within `limit` (killing it and failing the test past
 /// that), and collects its output. `what` names it in the failure.
