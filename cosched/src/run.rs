@@ -223,7 +223,7 @@ where
                 0
             },
         ),
-        Scope::Pe => (WorkPool::per_pe(shmem, n, takers)?, per_node),
+        Scope::Pe => (WorkPool::per_pe(n, takers)?, per_node),
     };
     let ctx = Ctx {
         shmem,
