@@ -399,7 +399,7 @@ fn fastfit_writes_every_devices_timeline() {
         .sum();
     assert_eq!(spans_items, 150, "{t}");
     let _ = std::fs::remove_dir_all(&dir);
-    // --devices belongs to FastFit.
+    // --devices belongs to FastFit (and the oracle's FastFit run): not to a static split.
     let r = job(CBIR, &shape, &args(&["--devices", &file_arg]));
     failed_with(&r, "--devices applies to --schedule fastfit");
 }

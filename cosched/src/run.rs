@@ -31,7 +31,9 @@
 use crate::fastfit::{Rho, Sample};
 use crate::pool::{Chunk, WorkPool};
 use crate::report::{Device, DeviceReport, Report, Span};
-use crate::sizing::{BoardSizer, BoardsSeen, CpuSizer, PerItem, SharedTraining, Transfers};
+use crate::sizing::{
+    BoardSizer, BoardsSeen, CpuSizer, NodeNow, PerItem, SharedTraining, Transfers,
+};
 use crate::{Error, Result};
 use serde::Serialize;
 use shmemplus::config::ClockKind;
@@ -279,6 +281,7 @@ where
             training.clone(),
         )
         .with_transfers(transfers.get(board as usize).copied().flatten())
+        .with_node_boards(u64::from(my_boards))
     };
     let cpu_sizer = || {
         CpuSizer::new(samples.0, options.cpu_chunk_s, workers, n).with_boards(BoardsSeen {
@@ -451,11 +454,12 @@ impl Ctx<'_> {
         })
     }
 
-    /// This PE's CPU's next take (`None`: the pool is empty).
-    fn cpu_take(&self, sizer: &mut CpuSizer) -> Result<Option<Chunk>> {
-        let chunk = self
-            .pool
-            .take_sized(self.shmem, |handed_out| Some(sizer.want_now(handed_out)))?;
+    /// This PE's CPU's next take, of at most `cap` iterations (`None`: the pool is
+    /// empty).
+    fn cpu_take(&self, sizer: &mut CpuSizer, cap: u64) -> Result<Option<Chunk>> {
+        let chunk = self.pool.take_sized(self.shmem, |handed_out| {
+            Some(sizer.want_now(handed_out).min(cap.max(1)))
+        })?;
         if let Some(chunk) = &chunk {
             sizer.took(chunk.range.start, self.now_s());
         }
@@ -555,7 +559,7 @@ fn cpu_loop(ctx: &Ctx<'_>, mut sizer: CpuSizer) -> Result<DeviceReport> {
     let mut report = DeviceReport::new(Device::Cpu {
         pe: ctx.shmem.my_pe(),
     });
-    while let Some(chunk) = ctx.cpu_take(&mut sizer)? {
+    while let Some(chunk) = ctx.cpu_take(&mut sizer, u64::MAX)? {
         let items = chunk.range.end - chunk.range.start;
         let seconds = ctx.cpu_chunk(chunk.range, &mut report)?;
         sizer.done(items, seconds, chunk.left);
@@ -664,10 +668,16 @@ fn one_thread<B: BoardPath>(
     let mut cpu_may_take = cpu.is_some();
     loop {
         serve_boards(ctx, path, &mut slots, &mut boards_may_take)?;
-        // A CPU chunk, in pieces with the boards served between them.
+        // A CPU chunk, in pieces with the boards served between them, no longer than
+        // the thread is free: a board's DONE waits for the piece it comes in, and
+        // its staging is worth more of the thread than the CPU's iterations (else
+        // the board would have stopped). Until the earliest DONE in flight the
+        // thread has nothing else to do; a CPU iteration that does not fit in that
+        // gap waits for the DONE instead.
+        let cap = cpu_fits(ctx, &slots, cpu_own.per_item());
         let mut cpu_ran = false;
-        if let Some((report, sizer)) = cpu.as_mut().filter(|_| cpu_may_take) {
-            match ctx.cpu_take(sizer)? {
+        if let Some((report, sizer)) = cpu.as_mut().filter(|_| cpu_may_take && cap > 0) {
+            match ctx.cpu_take(sizer, cap)? {
                 Some(chunk) => {
                     let items = chunk.range.end - chunk.range.start;
                     let start_s = ctx.now_s();
@@ -724,6 +734,24 @@ fn one_thread<B: BoardPath>(
     Ok(devices)
 }
 
+/// How many CPU iterations of `cpu_item_s` (0: not known yet) fit before the
+/// earliest DONE of the boards in flight (`u64::MAX` when none is, or before the
+/// CPU's first piece: the boards may wait for it).
+fn cpu_fits(ctx: &Ctx<'_>, slots: &[Slot], cpu_item_s: f64) -> u64 {
+    let now = ctx.shmem.now();
+    let earliest = slots
+        .iter()
+        .filter_map(|s| s.flight.as_ref().and_then(|f| f.run.done_at()))
+        .min();
+    match earliest {
+        Some(done) if cpu_item_s > 0.0 => {
+            // `as` saturates.
+            (done.saturating_sub(now).as_secs_f64() / cpu_item_s).floor() as u64
+        }
+        _ => u64::MAX,
+    }
+}
+
 /// Completes the boards whose DONE has passed and gives every idle board a chunk.
 fn serve_boards<B: BoardPath>(
     ctx: &Ctx<'_>,
@@ -738,10 +766,13 @@ fn serve_boards<B: BoardPath>(
             complete(ctx, path, slot)?;
         }
     }
-    for slot in slots.iter_mut() {
-        if !*may_take || slot.retired || slot.flight.is_some() {
+    for i in 0..slots.len() {
+        if !*may_take || slots[i].retired || slots[i].flight.is_some() {
             continue;
         }
+        let node = node_now(ctx, slots, i);
+        let slot = &mut slots[i];
+        slot.sizer.set_node_now(node);
         let Some(chunk) = ctx.board_take(&slot.sizer)? else {
             if slot.sizer.waiting() {
                 continue;
@@ -777,6 +808,27 @@ fn serve_boards<B: BoardPath>(
         }
     }
     Ok(())
+}
+
+/// The node's boards other than `slots[i]`, as its sizer's deadline plan counts
+/// them: the idle ones given a chunk after it in this round (the slots after it; the
+/// ones before it that are still idle did not take), and the busy ones.
+fn node_now(ctx: &Ctx<'_>, slots: &[Slot], i: usize) -> NodeNow {
+    let now_s = ctx.now_s();
+    let others = slots
+        .iter()
+        .enumerate()
+        .filter(|&(j, s)| j != i && !s.retired);
+    NodeNow {
+        queued: others
+            .clone()
+            .filter(|&(j, s)| j > i && s.flight.is_none())
+            .count() as u32,
+        busy: others
+            .filter_map(|(_, s)| s.flight.as_ref())
+            .map(|f| (now_s - f.start_s, f.range.end - f.range.start))
+            .collect(),
+    }
 }
 
 /// Completes a board's chunk in flight: its DONE has passed, or is waited for now.

@@ -97,8 +97,9 @@ struct Args {
     /// oracle, the static split it compares with the best.
     #[arg(long, value_name = "S")]
     split_assume: Option<f64>,
-    /// With --schedule fastfit: write every device's chunks (a timeline, JSON) to this
-    /// file, for `shmemplus cosched-plot FILE -o throughput.png`.
+    /// With --schedule fastfit (or oracle: its timed FastFit run): write every device's
+    /// chunks (a timeline, JSON) to this file, for `shmemplus cosched-plot FILE -o
+    /// throughput.png`.
     #[arg(long, value_name = "FILE")]
     devices: Option<PathBuf>,
     /// With --schedule fastfit (and oracle's FastFit run): the fraction of a board's
@@ -424,8 +425,8 @@ fn run(args: &Args) -> Result<()> {
     if args.schedule == Schedule::Fastfit && args.split_assume.is_some() {
         bail!("--split-assume applies to the static split (--schedule static or oracle)");
     }
-    if args.schedule != Schedule::Fastfit && args.devices.is_some() {
-        bail!("--devices applies to --schedule fastfit");
+    if args.schedule == Schedule::Static && args.devices.is_some() {
+        bail!("--devices applies to --schedule fastfit or oracle");
     }
     match args.schedule {
         Schedule::Fastfit => run_fastfit(args, &source, shmem),
@@ -994,13 +995,14 @@ fn fastfit_once(
         staging: stagings.boards(on_boards.len()),
     };
     // Each board's staging buffer, touched once for the chunks it is likely to take
-    // (its share of the node's images, and a quarter more), as a host pins its DMA
+    // (twice its even share of the node's images: under the virtual clock the first
+    // board given a chunk takes more than an even share, since the boards after it
+    // start later and take less), as a host pins its DMA
     // buffers before it streams through them: a timed phase of its own, so that
     // touching memory is neither hidden nor counted as a board's work.
     let likely = u64::from(n)
         .div_ceil(u64::from(topo.nodes) * u64::from(boards.max(1)))
-        .saturating_mul(5)
-        .div_ceil(4)
+        .saturating_mul(2)
         .min(max_chunk);
     timer.run("staging buffers", || {
         let bytes = usize::try_from(likely)?.saturating_mul(PIXELS);
