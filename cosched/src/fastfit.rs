@@ -71,9 +71,12 @@ impl PipelineModel {
     /// The model through two samples of different sizes (FastFit's training phase).
     ///
     /// Measurements on a shared machine are noisy, so the fit is kept physical: a
-    /// negative latency is taken as 0, and a per-item time that is not positive (the
-    /// larger chunk was not slower) as the larger sample's time per item, as if the
-    /// board had no latency. Sizes that are equal or zero, and times that are not
+    /// negative latency is taken as 0. When the larger chunk was not slower, the
+    /// per-item time is lost in the noise of a latency that dominates both: the
+    /// latency is the smaller time (a chunk takes at least its latency), and the
+    /// per-item time a hundredth of that latency spread over the larger chunk, so
+    /// that FastFit's chunk is large (boards then take their share of the loop, not
+    /// one iteration at a time). Sizes that are equal or zero, and times that are not
     /// finite and positive, are an error.
     ///
     /// ```
@@ -110,9 +113,10 @@ impl PipelineModel {
                 item_s: slope,
             })
         } else {
+            let latency_s = small.seconds.min(large.seconds);
             Ok(PipelineModel {
-                latency_s: 0.0,
-                item_s: large.seconds / large.items as f64,
+                latency_s,
+                item_s: latency_s / (100.0 * large.items as f64),
             })
         }
     }
@@ -185,11 +189,12 @@ mod tests {
 
     #[test]
     fn noisy_samples_stay_physical() {
-        // The larger chunk was faster: no usable slope.
+        // The larger chunk was faster: no usable slope, a latency that dominates.
         let m = PipelineModel::fit(sample(100, 2e-3), sample(200, 1e-3)).unwrap();
-        assert_eq!(m.latency_s, 0.0);
-        assert!((m.item_s - 5e-6).abs() < 1e-18);
-        assert_eq!(m.chunk_for(Rho::new(0.95).unwrap()), 1);
+        assert_eq!(m.latency_s, 1e-3);
+        assert!((m.item_s - 5e-8).abs() < 1e-20);
+        assert!(m.seconds(200) <= 1e-3 * 1.01 && m.seconds(100) < 2e-3);
+        assert_eq!(m.chunk_for(Rho::new(0.95).unwrap()), 380_000);
         // A line through the samples that would cross zero time: latency 0.
         let m = PipelineModel::fit(sample(100, 1e-3), sample(200, 3e-3)).unwrap();
         assert_eq!(m.latency_s, 0.0);

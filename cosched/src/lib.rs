@@ -43,7 +43,7 @@ mod sizing;
 
 pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;
-pub use report::{gather, BoardFit, Device, DeviceReport, Report, Span, Timeline};
+pub use report::{gather, BoardFit, Device, DeviceReport, Report, Span, Timeline, Trained};
 pub use run::{run, BoardBytes, BoardPath, NoBoards, Options, Scope};
 
 /// What can go wrong in co-scheduling.

@@ -140,6 +140,39 @@ pub struct Report {
     pub elapsed_s: f64,
     /// This PE's CPU (if it took part) and the boards it drove.
     pub devices: Vec<DeviceReport>,
+    /// What the boards this PE drove learned, if they finished training: give it to
+    /// the next loop of the same kernel and iterations (`Options::trained`) and its
+    /// boards start at FastFit's chunks, without training again.
+    pub trained: Option<Trained>,
+}
+
+/// What the boards of a node learned in one loop ([`Report::trained`]): the two
+/// measured chunks of FastFit's model, on one driver thread the two that give what a
+/// chunk costs that thread, and the speed of this PE's CPU path. Made by
+/// [`run`](crate::run) only, so always two different sizes with usable times.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trained {
+    pub(crate) kernel: [Sample; 2],
+    pub(crate) model: PipelineModel,
+    pub(crate) driver: Option<[Sample; 2]>,
+    /// This PE's CPU path at the loop's end: iterations per second, and on one
+    /// driver thread its own seconds per iteration (0: not measured). The next
+    /// loop's boards count the CPU from its start instead of taking everything
+    /// before the CPU's first chunk is timed.
+    pub(crate) cpu_rate: f64,
+    pub(crate) cpu_item_s: f64,
+}
+
+impl Trained {
+    /// The model's two chunks (the smaller first).
+    pub fn samples(&self) -> [Sample; 2] {
+        self.kernel
+    }
+
+    /// FastFit's model through them.
+    pub fn model(&self) -> PipelineModel {
+        self.model
+    }
 }
 
 /// Every device of a loop, for a plot (`shmemplus cosched-plot`): what a program

@@ -30,9 +30,9 @@
 
 use crate::fastfit::{Rho, Sample};
 use crate::pool::{Chunk, WorkPool};
-use crate::report::{Device, DeviceReport, Report, Span};
+use crate::report::{Device, DeviceReport, Report, Span, Trained};
 use crate::sizing::{
-    BoardSizer, BoardsSeen, CpuSizer, NodeNow, PerItem, SharedTraining, Transfers,
+    BoardSizer, BoardsSeen, CpuSizer, NodeFits, NodeNow, PerItem, SharedTraining, Transfers,
 };
 use crate::{Error, Result};
 use serde::Serialize;
@@ -40,6 +40,7 @@ use shmemplus::config::ClockKind;
 use shmemplus::{BoardRun, Place, RmaOp, Shmem};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// How a loop is co-scheduled. `Options::default()` is FastFit's configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -78,6 +79,12 @@ pub struct Options {
     /// `None` (the default): two measured samples, as FastFit trains. Nothing changes
     /// on a profile that models no costs (native).
     pub board_bytes: Option<BoardBytes>,
+    /// What the boards learned in an earlier loop of the same kernel over iterations
+    /// of the same size ([`Report::trained`] of this PE): its boards take FastFit's
+    /// chunks from the start and do not train (`samples` is then unused). A pass of
+    /// a kernel run again (the 2D FFT's column pass after its row pass) pays its
+    /// training once. `None` (the default): the boards train.
+    pub trained: Option<Trained>,
 }
 
 /// Bytes a board chunk moves per iteration ([`Options::board_bytes`]).
@@ -115,6 +122,7 @@ impl Default for Options {
             max_board_chunk: None,
             scope: Scope::Job,
             board_bytes: None,
+            trained: None,
         }
     }
 }
@@ -235,7 +243,21 @@ where
         cpu_rate: AtomicU64::new(0f64.to_bits()),
         cpu_item_s: AtomicU64::new(0f64.to_bits()),
     };
-    let training = SharedTraining::default();
+    // A trained start also knows the CPU path's speed (until this loop measures it).
+    let usable = |x: f64| x.is_finite() && x > 0.0;
+    if let Some(t) = options.trained.as_ref().filter(|_| my_boards > 0) {
+        if usable(t.cpu_rate) {
+            ctx.cpu_rate.store(t.cpu_rate.to_bits(), Ordering::Relaxed);
+        }
+        if usable(t.cpu_item_s) {
+            ctx.cpu_item_s
+                .store(t.cpu_item_s.to_bits(), Ordering::Relaxed);
+        }
+    }
+    let training: SharedTraining = match &options.trained {
+        Some(trained) if my_boards > 0 => Arc::new(Mutex::new(NodeFits::trained(trained))),
+        _ => SharedTraining::default(),
+    };
     let one_driver = shmem.clock() == ClockKind::Virtual;
     let largest = max_chunk.min(n);
     // With priced transfers and no samples given, this node's boards train on the
@@ -329,6 +351,17 @@ where
     }
     drain(&ctx, &mut devices, cpu_sizer())?;
     let start = ctx.start;
+    let trained = if my_boards > 0 {
+        let learned = training.lock().unwrap_or_else(|e| e.into_inner()).learned();
+        let speed = |a: &AtomicU64| f64::from_bits(a.load(Ordering::Relaxed));
+        learned.map(|t| Trained {
+            cpu_rate: speed(&ctx.cpu_rate),
+            cpu_item_s: speed(&ctx.cpu_item_s),
+            ..t
+        })
+    } else {
+        None
+    };
     pool.free(shmem)?;
     let elapsed_s = shmem.now().saturating_sub(start).as_secs_f64();
     for d in &mut devices {
@@ -338,6 +371,7 @@ where
         pe: me,
         elapsed_s,
         devices,
+        trained,
     })
 }
 

@@ -30,12 +30,16 @@
 //! work or time anything: the drivers do and tell it what happened.
 
 use crate::fastfit::{PipelineModel, Rho, Sample};
-use crate::report::BoardFit;
+use crate::report::{BoardFit, Trained};
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
 /// A line through timed chunks: the first two sizes seen fit a [`PipelineModel`]
-/// (each size's mean time), and later chunks change nothing. What the boards of one
+/// (each size's mean time); later, a chunk larger than any measured so far moves the
+/// line's far end to it (the training samples are small, and on a kernel of a few
+/// microseconds' latency their slope is mostly noise: the 2D FFT's one- and four-row
+/// samples on native gave 0.17 or 1.2 us a row, its chunks of a hundred rows 0.6),
+/// and other chunks change nothing. What the boards of one
 /// node learn together: they are alike (one bitfile, one link, one driver), so they
 /// train at once, board 0 on the small sample and the others on the large one, and
 /// the first two sizes that complete on the node fit one model for all of them (a node
@@ -55,9 +59,10 @@ pub(crate) struct LineFit {
 }
 
 impl LineFit {
-    /// A chunk completed: until the line is final, it is a sample.
+    /// A chunk completed: until the line is final, it is a sample; after, only if it
+    /// is larger than every chunk measured so far.
     fn add(&mut self, sample: Sample) {
-        if self.is_final() {
+        if self.is_final() && self.samples.iter().any(|s| s.items >= sample.items) {
             return;
         }
         self.samples.push(sample);
@@ -137,6 +142,38 @@ pub(crate) struct NodeFits {
     /// Whether the model that sized the first chunks after training had a modeled
     /// second sample (a measured chunk replaced it later).
     second_modeled: bool,
+}
+
+impl NodeFits {
+    /// A node's boards that start trained: the lines of an earlier loop's.
+    pub(crate) fn trained(trained: &Trained) -> NodeFits {
+        let line = |samples: [Sample; 2]| {
+            let mut line = LineFit::default();
+            for sample in samples {
+                line.add(sample);
+            }
+            line
+        };
+        NodeFits {
+            kernel: line(trained.kernel),
+            driver: trained.driver.map(line).unwrap_or_default(),
+            ..NodeFits::default()
+        }
+    }
+
+    /// What the node's boards learned, once their model is final (measured chunks
+    /// only); the CPU's speed is the driver's to add.
+    pub(crate) fn learned(&self) -> Option<Trained> {
+        let final_line = |line: &LineFit| line.fit.filter(|_| line.is_final());
+        let (kernel, model) = final_line(&self.kernel)?;
+        Some(Trained {
+            kernel,
+            model,
+            driver: final_line(&self.driver).map(|(samples, _)| samples),
+            cpu_rate: 0.0,
+            cpu_item_s: 0.0,
+        })
+    }
 }
 
 /// The communication model's price of a board chunk's transfers (its inputs put into
@@ -604,7 +641,8 @@ impl BoardSizer {
         let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
         match training.kernel.fit {
             Some((_, model)) if training.kernel.is_final() => {
-                self.ratios.push(seconds / model.seconds(items))
+                self.ratios.push(seconds / model.seconds(items));
+                training.kernel.add(sample);
             }
             // Provisional (a modeled second sample): this chunk, if of another size
             // than the first, replaces it.
@@ -1037,15 +1075,25 @@ mod tests {
         // Near the end, alone: all that is left.
         s.took(1000);
         assert_eq!(s.want(0.0, None, 0).unwrap(), 1000);
-        // Chunks of 3800 (modeled 0.04 s) measured 0.04, 0.042 and 0.041 s.
-        s.done(3800, 0.04);
+        // Chunks of 3800 (modeled 0.04 s) measured 0.042, 0.04 and 0.041 s: the
+        // first, larger than the samples, moves the line's far end to it; the others
+        // change nothing and are measured against that line.
         s.done(3800, 0.042);
+        s.done(3800, 0.04);
         s.done(3800, 0.041);
         let fit = s.into_fit().unwrap();
-        assert_eq!(fit.chunk, 3800);
-        assert!((fit.measured_over_model.unwrap() - 1.025).abs() < 1e-9);
-        assert!((fit.predicted_s - 0.04).abs() < 1e-12);
-        assert_eq!(fit.samples.map(|s| s.items), [100, 400]);
+        assert_eq!(fit.samples.map(|s| s.items), [100, 3800]);
+        assert!((fit.samples[1].seconds - 0.042).abs() < 1e-12);
+        // Ratios 0.042 / 0.04, 0.04 / 0.042, 0.041 / 0.042: median 0.976.
+        assert!((fit.measured_over_model.unwrap() - 0.041 / 0.042).abs() < 1e-9);
+        // The line through (100, 3 ms) and (3800, 42 ms), and rho 0.95's chunk.
+        let item_s = 0.039 / 3700.0;
+        let latency_s = 3e-3 - 100.0 * item_s;
+        assert!((fit.model.item_s - item_s).abs() < 1e-15);
+        assert!((fit.model.latency_s - latency_s).abs() < 1e-12);
+        let chunk = (0.95 * latency_s / (0.05 * item_s)).ceil() as u64;
+        assert!(fit.chunk.abs_diff(chunk) <= 1, "{} {chunk}", fit.chunk);
+        assert!((fit.predicted_s - fit.model.seconds(fit.chunk)).abs() < 1e-12);
     }
 
     #[test]

@@ -37,6 +37,9 @@ fn every_iteration_runs_once_on_cpus_and_boards() {
                 "{line}\n{}",
                 dump(&r)
             );
+            // A second loop started with what they learned: no training.
+            let trained = format!("{line}: trained, first chunk");
+            assert!(leader.contains(&trained), "{trained}\n{}", dump(&r));
         }
     }
 }
@@ -160,6 +163,12 @@ fn a_loop_per_pe_runs_each_pes_iterations_once_on_its_own_devices() {
         all_ok(&r);
         for pe in 0..4 {
             let line = format!("node {} board 1 (PE {pe})", pe / 2);
+            let trained = format!("{line}: trained, first chunk");
+            assert!(
+                r.stdout[pe].contains(&trained),
+                "{clock}: {trained}\n{}",
+                dump(&r)
+            );
             assert!(
                 r.stdout[pe].contains(&line),
                 "{clock}: {line}\n{}",

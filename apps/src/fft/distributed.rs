@@ -184,7 +184,12 @@ pub fn fft2d_distributed(
             out.result = Buffer::A;
         }
         Device::Fastfit(on_boards) => {
-            fastfit_rows(shmem, fft, ct, rows, on_boards, "row FFTs", timer, &mut out)?;
+            let pass = FastfitPass {
+                on_boards,
+                name: "row FFTs",
+                trained: None,
+            };
+            let trained = fastfit_rows(shmem, fft, ct, rows, pass, timer, &mut out)?;
             turn_b_into_a(shmem, ct, timer, &mut out)?;
             {
                 // SAFETY: no PE writes its A while this slice lives: the first pass's
@@ -192,7 +197,14 @@ pub fn fft2d_distributed(
                 // turns into A only after the co-scheduled phase has closed on every
                 // PE; the slice ends with this block, before that turn.
                 let a = unsafe { shmem.local_slice(ct.object(Buffer::A))? };
-                fastfit_rows(shmem, fft, ct, a, on_boards, "column FFTs", timer, &mut out)?;
+                // The same kernel on rows of the same length: the boards start
+                // with the row pass's model.
+                let pass = FastfitPass {
+                    on_boards,
+                    name: "column FFTs",
+                    trained,
+                };
+                fastfit_rows(shmem, fft, ct, a, pass, timer, &mut out)?;
             }
             turn_b_into_a(shmem, ct, timer, &mut out)?;
             out.result = Buffer::A;
@@ -201,20 +213,31 @@ pub fn fft2d_distributed(
     Ok(out)
 }
 
+/// One FastFit pass: its boards, its phase's name, and what its boards learned in
+/// an earlier pass, if any.
+struct FastfitPass<'a> {
+    on_boards: &'a [BoardRows],
+    name: &'a str,
+    trained: Option<shmemplus_cosched::Trained>,
+}
+
 /// The co-scheduled half of a FastFit pass: this PE's rows `src` transformed into B
 /// by its CPU and its boards, chunk by chunk as FastFit hands them out, as phase
-/// `name`.
-#[allow(clippy::too_many_arguments)]
+/// `pass.name`. Returns what its boards learned (for the next pass).
 fn fastfit_rows(
     shmem: &Shmem,
     fft: &mut RowFft,
     ct: &CornerTurn,
     src: &[Complex32],
-    on_boards: &[BoardRows],
-    name: &str,
+    pass: FastfitPass<'_>,
     timer: &mut PhaseTimer,
     out: &mut Outcome,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<shmemplus_cosched::Trained>> {
+    let FastfitPass {
+        on_boards,
+        name,
+        trained,
+    } = pass;
     let (n, r) = (ct.n(), ct.rows_per_pe());
     let dest = ct.object(Buffer::B);
     let cpu_path = std::sync::Mutex::new(CpuRows::new(fft));
@@ -241,6 +264,7 @@ fn fastfit_rows(
             to_board: (n * size_of::<Complex32>()) as u64,
             from_board: (n * size_of::<Complex32>()) as u64,
         }),
+        trained,
         ..shmemplus_cosched::Options::default()
     };
     let report = timer.run(name, || {
@@ -252,7 +276,7 @@ fn fastfit_rows(
             shmemplus_cosched::Device::Board { .. } => out.board_rows += d.items,
         }
     }
-    Ok(())
+    Ok(report.trained)
 }
 
 /// The CPU path of a shared pass: a chunk of rows transformed in a copy (the source

@@ -14,7 +14,9 @@
 //! models the board's DMA, each board's second training sample is then modeled, not
 //! run, and the model must still predict its chunks. With `priced-default` the
 //! samples are left to the scheduler, whose small sample must be one the model prices
-//! no dearer (beyond its iterations' share) than the default size.
+//! no dearer (beyond its iterations' share) than the default size. Without failures
+//! or prices, a second loop starts with what the first one's boards learned
+//! (`Options::trained`): it must run every iteration once again, and no board trains.
 
 use shmemplus::config::ClockKind;
 use shmemplus::fpga_mock::{Bitfile, Kernel, KernelTiming};
@@ -223,25 +225,7 @@ pub(crate) fn cosched(
     let report = run(shmem, n, &options, cpu, &boards).map_err(|e| e.to_string())?;
 
     // Every iteration exactly once, over the whole job (or on each PE).
-    let local: Vec<u32> = marks.0.iter().map(|c| c.load(Ordering::Relaxed)).collect();
-    let total = match scope {
-        Scope::Pe => local.clone(),
-        Scope::Job => {
-            let mine = shmem.alloc::<u32>(len, Place::Cpu).map_err(e2s)?;
-            let sum = shmem.alloc::<u32>(len, Place::Cpu).map_err(e2s)?;
-            shmem.put(&mine, 0, &local, me).map_err(e2s)?;
-            shmem.barrier_all().map_err(e2s)?;
-            shmem
-                .reduce(&shmem.team_world(), &sum, &mine, len, ReduceOp::Sum)
-                .map_err(e2s)?;
-            let mut total = vec![0u32; len];
-            shmem.get(&sum, 0, &mut total, me).map_err(e2s)?;
-            total
-        }
-    };
-    if let Some(i) = total.iter().position(|&c| c != 1) {
-        return Err(format!("iteration {i} ran {} times", total[i]));
-    }
+    let local = ran_once(shmem, scope, &marks)?;
     let done: u64 = report.devices.iter().map(|d| d.items).sum();
     let rerun: u64 = local.iter().map(|&c| u64::from(c)).sum::<u64>() - done;
 
@@ -342,8 +326,89 @@ pub(crate) fn cosched(
     if want_failed > 0 && rerun == 0 {
         return Err("the failed board's chunk was not rerun on the CPU path".into());
     }
+    if fail == Fail::Nothing && !priced {
+        trained_again(shmem, n, &options, &report, drives_boards)?;
+    }
     shmem.barrier_all().map_err(e2s)?;
     println!("PE {me}: cosched ok");
+    Ok(())
+}
+
+/// The counts of the iterations this PE ran, after checking that every iteration
+/// ran exactly once over the job (`Scope::Job`, collective) or on this PE.
+fn ran_once(shmem: &Shmem, scope: Scope, marks: &Marks) -> Result<Vec<u32>, String> {
+    let me = shmem.my_pe();
+    let len = marks.0.len();
+    let local: Vec<u32> = marks.0.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+    let total = match scope {
+        Scope::Pe => local.clone(),
+        Scope::Job => {
+            let mine = shmem.alloc::<u32>(len, Place::Cpu).map_err(e2s)?;
+            let sum = shmem.alloc::<u32>(len, Place::Cpu).map_err(e2s)?;
+            shmem.put(&mine, 0, &local, me).map_err(e2s)?;
+            shmem.barrier_all().map_err(e2s)?;
+            shmem
+                .reduce(&shmem.team_world(), &sum, &mine, len, ReduceOp::Sum)
+                .map_err(e2s)?;
+            let mut total = vec![0u32; len];
+            shmem.get(&sum, 0, &mut total, me).map_err(e2s)?;
+            total
+        }
+    };
+    if let Some(i) = total.iter().position(|&c| c != 1) {
+        return Err(format!("iteration {i} ran {} times", total[i]));
+    }
+    Ok(local)
+}
+
+/// A second loop of the same kernel started with what the first one's boards learned
+/// (`Options::trained`): every iteration once again, and no board trains (its first
+/// chunk is larger than the large training sample, 1000).
+fn trained_again(
+    shmem: &Shmem,
+    n: u64,
+    options: &Options,
+    first: &shmemplus_cosched::Report,
+    drives_boards: bool,
+) -> Result<(), String> {
+    let me = shmem.my_pe();
+    if drives_boards && shmem.fpgas() > 0 && first.trained.is_none() {
+        return Err(format!(
+            "PE {me}: its boards learned nothing in the first loop"
+        ));
+    }
+    let len = usize::try_from(n).map_err(|e| e.to_string())?;
+    let marks = Marks((0..len).map(|_| AtomicU32::new(0)).collect());
+    let boards = Boards {
+        shmem,
+        marks: &marks,
+        fail: Fail::Nothing,
+        starts: AtomicU32::new(0),
+        staged: Vec::new(),
+        in_bytes: 0,
+    };
+    let cpu = |range: Range<u64>| {
+        shmem.advance(CPU_ITEM * (range.end - range.start) as u32);
+        marks.mark(range);
+        Ok(())
+    };
+    let options = Options {
+        trained: first.trained.clone(),
+        ..options.clone()
+    };
+    let report = run(shmem, n, &options, cpu, &boards).map_err(|e| e.to_string())?;
+    ran_once(shmem, options.scope, &marks)?;
+    for d in &report.devices {
+        if let (Device::Board { .. }, Some(span)) = (d.device, d.spans.first()) {
+            if span.items <= 1000 {
+                return Err(format!(
+                    "{}: trained, its first chunk was {} iterations",
+                    d.device, span.items
+                ));
+            }
+            println!("PE {me}: {}: trained, first chunk {}", d.device, span.items);
+        }
+    }
     Ok(())
 }
 
