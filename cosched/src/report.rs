@@ -149,7 +149,7 @@ pub struct Report {
 /// What the boards of a node learned in one loop ([`Report::trained`]): the two
 /// measured chunks of FastFit's model, on one driver thread the two that give what a
 /// chunk costs that thread, and the speed of this PE's CPU path. Made by
-/// [`run`](crate::run) only, so always two different sizes with usable times.
+/// [`run`](crate::run()) only, so always two different sizes with usable times.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Trained {
     pub(crate) kernel: [Sample; 2],

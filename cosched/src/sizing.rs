@@ -17,9 +17,14 @@
 //!   (`max`). When one thread drives the boards and a CPU (the virtual clock's
 //!   driver), a chunk's DONE may wait for the driver; the mean of that wait is added to
 //!   the model's latency, since the chunk must amortise it too.
+//!   On that one thread, which stages the node's chunks one after the other, a
+//!   board's chunk is instead its part of a plan in which the node's boards end
+//!   together ([`DeadlinePlan`]; capped at twice the share unless the model prices
+//!   the transfers).
 //!   With the communication model's price of its transfers (`Options::board_bytes`),
 //!   a board on that one thread does not even train when the transfers alone cost the
-//!   thread as much per iteration as the CPU path.
+//!   thread as much per iteration as the CPU path. A loop may start trained, from an
+//!   earlier loop's lines (`Options::trained`).
 //! - A CPU ([`CpuSizer`]): chunks that take about `cpu_chunk_s` at its measured
 //!   (smoothed) throughput, no more than its share of what is left; near the end no
 //!   more than it can do while the job drains the rest; and when its PE drives boards,
