@@ -11,6 +11,7 @@
 //!   (distributed transpose).
 //! - [`board`]: the RATSS timing of a board kernel from a speed relative to the CPU path
 //!   (docs/model.md §6).
+//! - [`devices`]: the per-device lines of a co-scheduled (FastFit) run's report.
 //! - [`phases`]: wall-clock phase timing with barriers between phases, and the report's
 //!   formatting helpers.
 //! - [`rng`]: the small deterministic generator both applications draw their data from.
@@ -21,6 +22,7 @@
 
 pub mod board;
 pub mod cbir;
+pub mod devices;
 pub mod fft;
 pub mod phases;
 pub mod rng;

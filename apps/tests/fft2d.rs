@@ -281,6 +281,80 @@ fn the_oracle_times_every_split_and_checks_every_run() {
 }
 
 #[test]
+fn fastfit_reports_every_device_of_both_passes() {
+    // 2 PEs of one node each, 2 boards, 128 x 128 (64 rows per PE and pass), virtual
+    // clock: the text report has a line per CPU and board, and --devices writes one
+    // timeline of both passes whose chunks hold every row twice, each device's spans
+    // adding up to its count, the column pass's chunks after the row pass's.
+    let dir = std::env::temp_dir().join(format!("fft2d-devices-{}", std::process::id()));
+    assert!(std::fs::create_dir_all(&dir).is_ok());
+    let file = dir.join("devices.json");
+    let shape = Shape {
+        n: 2,
+        pes_per_node: Some(1),
+        env: vec![("SHMEMPLUS_FPGAS", "2"), ("SHMEMPLUS_CLOCK", "virtual")],
+    };
+    let file_arg = file.display().to_string();
+    let r = job(
+        FFT2D,
+        &shape,
+        &[
+            "--size",
+            "128",
+            "--schedule",
+            "fastfit",
+            "--verify",
+            "--devices",
+            &file_arg,
+        ],
+    );
+    let out = verified(&r, "fastfit --devices");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("device") && l.contains("rows")),
+        "{out}"
+    );
+    for device in ["PE 0 CPU", "PE 1 CPU", "node 1 board 1 (PE 1)"] {
+        assert!(
+            out.lines().any(|l| l.starts_with(device)),
+            "{device}\n{out}"
+        );
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    let timeline: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let devices = timeline["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 2 + 2 * 2, "{text}");
+    let mut spans = Vec::new();
+    for d in devices {
+        let mine: Vec<(f64, f64, u64)> = d["spans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let f = |k: &str| s[k].as_f64().unwrap();
+                (f("start_s"), f("end_s"), s["items"].as_u64().unwrap())
+            })
+            .collect();
+        let items: u64 = mine.iter().map(|s| s.2).sum();
+        assert_eq!(items, d["items"].as_u64().unwrap(), "{d}");
+        spans.extend(mine);
+    }
+    assert_eq!(spans.iter().map(|s| s.2).sum::<u64>(), 2 * 128, "{text}");
+    // The row pass's chunks all end before the column pass's start (the corner turn
+    // lies between): some instant splits them into two groups of 128 rows.
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let split = (1..spans.len()).find(|&k| {
+        let row_end = spans[..k].iter().map(|s| s.1).fold(0.0, f64::max);
+        row_end <= spans[k].0 && spans[..k].iter().map(|s| s.2).sum::<u64>() == 128
+    });
+    assert!(split.is_some(), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+    // Not for a static run.
+    let r = job(FFT2D, &shape, &["--size", "128", "--devices", &file_arg]);
+    failed_with(&r, "--devices applies to --schedule fastfit or oracle");
+}
+
+#[test]
 fn user_errors() {
     let four = Shape {
         n: 4,

@@ -24,6 +24,7 @@ use shmemplus_apps::cbir::loader::{load_image, ImageDir};
 use shmemplus_apps::cbir::plan::{Device, Plan, Share};
 use shmemplus_apps::cbir::search::{record, sad, top_k, Hit, TopK};
 use shmemplus_apps::cbir::{kernel, IndexedImage, PIXELS, SIDE};
+use shmemplus_apps::devices::{self, DeviceLine};
 use shmemplus_apps::phases::{deviation, ms, Phase, PhaseTimer};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -756,46 +757,6 @@ fn run_oracle(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<(
     Ok(())
 }
 
-/// What one device did under FastFit, as PE 0 reports it.
-#[derive(Debug, Clone, Serialize)]
-struct DeviceLine {
-    device: String,
-    chunks: u64,
-    images: u64,
-    busy_s: f64,
-    idle_s: f64,
-    /// A board's FastFit chunk (images), from its model.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    chunk: Option<u64>,
-    /// The model's time for that chunk.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    predicted_s: Option<f64>,
-    /// The median over its chunks after training of measured / modeled time.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    measured_over_model: Option<f64>,
-    /// Whether the board failed and was retired (its chunk ran on the CPU path).
-    failed: bool,
-    /// Why the board stopped taking before the pool was empty, if it did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stopped: Option<String>,
-}
-
-/// PE 0's line for one device of the gathered reports.
-fn device_line(d: &shmemplus_cosched::DeviceReport) -> DeviceLine {
-    DeviceLine {
-        device: d.device.to_string(),
-        chunks: d.chunks,
-        images: d.items,
-        busy_s: d.busy_s,
-        idle_s: d.idle_s,
-        chunk: d.fit.as_ref().map(|f| f.chunk),
-        predicted_s: d.fit.as_ref().map(|f| f.predicted_s),
-        measured_over_model: d.fit.as_ref().and_then(|f| f.measured_over_model),
-        failed: d.failed.is_some(),
-        stopped: d.stopped.clone(),
-    }
-}
-
 /// Writes the pixels of images `range`, one after the other, into `px` (a buffer kept
 /// from chunk to chunk: a fresh one per chunk would pay its page faults every time).
 fn load_chunk(
@@ -1038,7 +999,7 @@ fn fastfit_once(
         shmemplus_cosched::Device::Cpu { pe } => (0, pe, 0),
         shmemplus_cosched::Device::Board { node, board, .. } => (1, node, board),
     });
-    let lines: Vec<DeviceLine> = devices.iter().map(device_line).collect();
+    let lines: Vec<DeviceLine> = devices.iter().map(DeviceLine::of).collect();
     if let (Some(path), true) = (&args.devices, me == ROOT) {
         let timeline = shmemplus_cosched::Timeline {
             title: format!(
@@ -1069,7 +1030,7 @@ fn fastfit_once(
         let on_cpus: u64 = lines
             .iter()
             .filter(|l: &&DeviceLine| l.device.ends_with("CPU"))
-            .map(|l| l.images)
+            .map(|l| l.items)
             .sum();
         let report = Report {
             images_on_cpus: on_cpus as u32,
@@ -1336,32 +1297,8 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
         }
     }
     if !r.devices.is_empty() {
-        line(format!(
-            "{:<24}{:>8}{:>8}{:>11}{:>11}   FastFit chunk (its model time ms, measured/model)",
-            "device", "chunks", "images", "busy ms", "idle ms"
-        ));
-        for d in &r.devices {
-            let mut l = format!(
-                "{:<24}{:>8}{:>8}{:>11}{:>11}",
-                d.device,
-                d.chunks,
-                d.images,
-                ms(d.busy_s),
-                ms(d.idle_s)
-            );
-            if let (Some(c), Some(p)) = (d.chunk, d.predicted_s) {
-                let m = d
-                    .measured_over_model
-                    .map_or("-".into(), |r| format!("{r:.2}"));
-                l += &format!("   {c} ({} ms, {m})", ms(p));
-            }
-            if d.failed {
-                l += "   FAILED: retired, its chunk ran on the CPU path";
-            }
+        for l in devices::table(&r.devices, "images") {
             line(l);
-            if let Some(why) = &d.stopped {
-                line(format!("{:<24}{why}", ""));
-            }
         }
     }
     line(format!("top {} of {}:", r.top.len(), r.images));

@@ -13,6 +13,7 @@ use clap::Parser;
 use serde::Serialize;
 use shmemplus::{Error, Place};
 use shmemplus_apps::board::{cpu_basis, seconds_per_element, BoardSpeed};
+use shmemplus_apps::devices::{self, DeviceLine};
 use shmemplus_apps::fft::corner_turn::CornerTurn;
 use shmemplus_apps::fft::distributed::{self, fft2d_distributed, BoardRows};
 use shmemplus_apps::fft::serial::{fft2d, input_row, max_relative_error, RowFft};
@@ -118,6 +119,12 @@ struct Args {
     /// Print the report as one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// With --schedule fastfit (or oracle: its timed FastFit run): write every
+    /// device's chunks of both passes to this file (a timeline, JSON: seconds since
+    /// the row pass's loop started, the column pass's chunks after the corner turn),
+    /// for `shmemplus cosched-plot FILE -o throughput.png`.
+    #[arg(long, value_name = "FILE")]
+    devices: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Serialize)]
@@ -135,6 +142,9 @@ struct Report {
     /// transformed, both passes.
     #[serde(skip_serializing_if = "Option::is_none")]
     fastfit_rows: Option<FastfitRows>,
+    /// With FastFit: what each device did, both passes (the text report's table).
+    #[serde(skip)]
+    devices: Vec<DeviceLine>,
     /// With the oracle: every static split's `parallel_s` (the report's other figures
     /// are the best split's run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -261,6 +271,9 @@ fn run(args: &Args) -> Result<()> {
             "{schedule_flag} shares rows between the CPUs and the boards: leave --device at fpga"
         );
     }
+    if args.devices.is_some() && args.schedule == Schedule::Static {
+        bail!("--devices applies to --schedule fastfit or oracle");
+    }
     if let Some(s) = args.split_assume {
         if args.schedule != Schedule::Oracle {
             bail!("--split-assume sets the static split the oracle compares with: use it with --schedule oracle");
@@ -370,9 +383,11 @@ fn run(args: &Args) -> Result<()> {
         Device::Fpga => distributed::Device::Boards(&on_boards),
     };
     let mut oracle = None;
+    let mut oracle_ff_devices = None;
     let best = if args.schedule == Schedule::Oracle {
-        let o = sweep(&mut job, &on_boards, &mut check, args, topo.pes_per_node)?;
+        let mut o = sweep(&mut job, &on_boards, &mut check, args, topo.pes_per_node)?;
         let best = o.best;
+        oracle_ff_devices = Some(std::mem::take(&mut o.fastfit.devices));
         oracle = Some((o.sweep, o.split_assume, o.static_s, o.fastfit));
         best
     } else {
@@ -387,7 +402,7 @@ fn run(args: &Args) -> Result<()> {
     }
     ct.free(&shmem)?;
 
-    let (parallel_s, timer, outcome) = (best.parallel_s, best.timer, best.outcome);
+    let (parallel_s, timer, mut outcome) = (best.parallel_s, best.timer, best.outcome);
     // The turns' phase when they have one; otherwise PE 0's clock inside the passes.
     let turns_in_passes = timer.seconds(distributed::TURNS) == 0.0;
     let turn_s = if turns_in_passes {
@@ -402,6 +417,24 @@ fn run(args: &Args) -> Result<()> {
             }
             None => (Vec::new(), None, None, None),
         };
+        // FastFit's devices: this run's, or the oracle's FastFit run's.
+        let ff_devices = match &mut oracle_ff_devices {
+            Some(d) => std::mem::take(d),
+            None => std::mem::take(&mut outcome.devices),
+        };
+        if let Some(path) = &args.devices {
+            let timeline = shmemplus_cosched::Timeline {
+                title: format!(
+                    "fft2d fastfit: {n} x {n}, {} PEs, {boards} board(s) per node, profile {}",
+                    topo.n_pes,
+                    shmem.profile().name
+                ),
+                clock: shmem.clock().name().to_string(),
+                devices: ff_devices.clone(),
+            };
+            std::fs::write(path, serde_json::to_vec_pretty(&timeline)?)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
         let fastfit_rows = match (&fastfit, args.schedule) {
             (Some(f), _) => Some(f.rows),
             (None, Schedule::Fastfit) => Some(FastfitRows {
@@ -420,6 +453,11 @@ fn run(args: &Args) -> Result<()> {
             device: args.device,
             schedule: args.schedule,
             fastfit_rows,
+            devices: if args.schedule == Schedule::Fastfit {
+                ff_devices.iter().map(DeviceLine::of).collect()
+            } else {
+                Vec::new()
+            },
             sweep,
             split_assume,
             static_s,
@@ -565,6 +603,8 @@ struct Oracle {
 struct FastfitRun {
     parallel_s: f64,
     rows: FastfitRows,
+    /// Its devices (PE 0).
+    devices: Vec<shmemplus_cosched::DeviceReport>,
 }
 
 /// `--schedule oracle`: every static split of each PE's rows (0%, 10%, ..., 100% on
@@ -629,6 +669,7 @@ fn sweep(
                 cpu: ff.outcome.cpu_rows,
                 boards: ff.outcome.board_rows,
             },
+            devices: ff.outcome.devices,
         },
     })
 }
@@ -700,6 +741,9 @@ fn text(r: &Report) -> String {
             "schedule fastfit: PE 0 transformed {} rows on its CPU and {} on its boards (both passes)",
             f.cpu, f.boards
         ));
+        for l in devices::table(&r.devices, "rows") {
+            line(l);
+        }
     }
     line(format!("{:<14}{:>12}{:>9}", "phase", "ms", "share"));
     for p in &r.phases {

@@ -78,7 +78,7 @@ pub enum Device<'a> {
 }
 
 /// What a run did, as this PE saw it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     /// The object that holds this PE's rows of the result.
     pub result: Buffer,
@@ -94,6 +94,12 @@ pub struct Outcome {
     pub cpu_rows: u64,
     /// With FastFit or a split: rows this PE's boards transformed, both passes.
     pub board_rows: u64,
+    /// With FastFit, on PE 0: every PE's CPU and boards, both passes (a device's
+    /// counts summed over them, the column pass's chunks after the row pass's on one
+    /// time axis: seconds since the row pass's loop started).
+    pub devices: Vec<shmemplus_cosched::DeviceReport>,
+    /// With FastFit: when the row pass's loop started, on the job clock.
+    pub loops_start: Option<std::time::Duration>,
 }
 
 /// The 2D FFT of the distributed matrix whose `R` rows on this PE are `rows` (`R * N`
@@ -120,6 +126,8 @@ pub fn fft2d_distributed(
         kernel_done_after_s: 0.0,
         cpu_rows: 0,
         board_rows: 0,
+        devices: Vec::new(),
+        loops_start: None,
     };
     match *device {
         Device::Cpu { slab_rows } => {
@@ -264,12 +272,27 @@ fn fastfit_rows(
             to_board: (n * size_of::<Complex32>()) as u64,
             from_board: (n * size_of::<Complex32>()) as u64,
         }),
+        // Training chunks of a sixteenth and a quarter of the PE's rows: FastFit's
+        // default (a 64th of the loop per worker) is one and four rows here, whose
+        // times differ by less than the noise of the kernel's 12 us latency, and
+        // the line through them sized the boards' chunks wrongly.
+        samples: Some({
+            let small = (r as u64 / 16).max(1);
+            (small, (r as u64 / 4).max(small + 1))
+        }),
         trained,
         ..shmemplus_cosched::Options::default()
     };
+    let loop_start = shmem.now();
     let report = timer.run(name, || {
         shmemplus_cosched::run(shmem, r as u64, &options, cpu, &boards)
     })?;
+    // Every PE's devices on PE 0 (collective; outside the timed phase).
+    let first = *out.loops_start.get_or_insert(loop_start);
+    if let Some(devices) = shmemplus_cosched::gather(shmem, &report)? {
+        let offset_s = loop_start.saturating_sub(first).as_secs_f64();
+        merge_pass(&mut out.devices, devices, offset_s);
+    }
     for d in &report.devices {
         match d.device {
             shmemplus_cosched::Device::Cpu { .. } => out.cpu_rows += d.items,
@@ -277,6 +300,34 @@ fn fastfit_rows(
         }
     }
     Ok(report.trained)
+}
+
+/// Adds one pass's devices to `all`: its spans shifted by `offset_s`, a device seen
+/// in an earlier pass getting its counts added (its fit is the later pass's).
+fn merge_pass(
+    all: &mut Vec<shmemplus_cosched::DeviceReport>,
+    pass: Vec<shmemplus_cosched::DeviceReport>,
+    offset_s: f64,
+) {
+    for mut d in pass {
+        for span in &mut d.spans {
+            span.start_s += offset_s;
+            span.end_s += offset_s;
+        }
+        match all.iter_mut().find(|a| a.device == d.device) {
+            Some(a) => {
+                a.chunks += d.chunks;
+                a.items += d.items;
+                a.busy_s += d.busy_s;
+                a.idle_s += d.idle_s;
+                a.spans.append(&mut d.spans);
+                a.fit = d.fit.or(a.fit.take());
+                a.failed = a.failed.take().or(d.failed);
+                a.stopped = d.stopped.or(a.stopped.take());
+            }
+            None => all.push(d),
+        }
+    }
 }
 
 /// The CPU path of a shared pass: a chunk of rows transformed in a copy (the source

@@ -1,0 +1,103 @@
+//! What each device of a co-scheduled loop did, as the applications report it: one
+//! line per CPU and board of the job (PE 0's view after `shmemplus_cosched::gather`),
+//! for the text report and the JSON one.
+//!
+//! This module owns the lines' contents and their table. It must not run or gather a
+//! loop (the applications do, through `shmemplus_cosched`).
+
+use crate::phases::ms;
+use serde::Serialize;
+use shmemplus_cosched::DeviceReport;
+
+/// What one device did under FastFit.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceLine {
+    /// The device, e.g. `PE 0 CPU` or `node 0 board 1 (PE 0)`.
+    pub device: String,
+    /// Chunks it completed.
+    pub chunks: u64,
+    /// Iterations it ran (CBIR's images: the JSON field keeps that name).
+    #[serde(rename = "images")]
+    pub items: u64,
+    /// Seconds in its chunks.
+    pub busy_s: f64,
+    /// Seconds of the loop outside its chunks.
+    pub idle_s: f64,
+    /// A board's FastFit chunk, from its model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<u64>,
+    /// The model's time for that chunk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_s: Option<f64>,
+    /// The median over its chunks after training of measured / modeled time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_over_model: Option<f64>,
+    /// Whether the board failed and was retired (its chunk ran on the CPU path).
+    pub failed: bool,
+    /// Why the board stopped taking before the pool was empty, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+impl DeviceLine {
+    /// The line of one device of the gathered reports.
+    pub fn of(d: &DeviceReport) -> DeviceLine {
+        DeviceLine {
+            device: d.device.to_string(),
+            chunks: d.chunks,
+            items: d.items,
+            busy_s: d.busy_s,
+            idle_s: d.idle_s,
+            chunk: d.fit.as_ref().map(|f| f.chunk),
+            predicted_s: d.fit.as_ref().map(|f| f.predicted_s),
+            measured_over_model: d.fit.as_ref().and_then(|f| f.measured_over_model),
+            failed: d.failed.is_some(),
+            stopped: d.stopped.clone(),
+        }
+    }
+}
+
+/// The text table of `lines`, a header first; `unit` names the iterations (`images`,
+/// `rows`).
+///
+/// ```
+/// use shmemplus_apps::devices::{table, DeviceLine};
+/// let cpu = DeviceLine {
+///     device: "PE 0 CPU".into(), chunks: 3, items: 12, busy_s: 0.002, idle_s: 0.0005,
+///     chunk: None, predicted_s: None, measured_over_model: None, failed: false,
+///     stopped: None,
+/// };
+/// let t = table(&[cpu], "rows");
+/// assert!(t[0].contains("rows") && t[1].starts_with("PE 0 CPU"));
+/// assert!(t[1].contains("2.000") && t[1].contains("0.500"));
+/// ```
+pub fn table(lines: &[DeviceLine], unit: &str) -> Vec<String> {
+    let mut out = vec![format!(
+        "{:<24}{:>8}{:>8}{:>11}{:>11}   FastFit chunk (its model time ms, measured/model)",
+        "device", "chunks", unit, "busy ms", "idle ms"
+    )];
+    for d in lines {
+        let mut l = format!(
+            "{:<24}{:>8}{:>8}{:>11}{:>11}",
+            d.device,
+            d.chunks,
+            d.items,
+            ms(d.busy_s),
+            ms(d.idle_s)
+        );
+        if let (Some(c), Some(p)) = (d.chunk, d.predicted_s) {
+            let m = d
+                .measured_over_model
+                .map_or("-".into(), |r| format!("{r:.2}"));
+            l += &format!("   {c} ({} ms, {m})", ms(p));
+        }
+        if d.failed {
+            l += "   FAILED: retired, its chunk ran on the CPU path";
+        }
+        out.push(l);
+        if let Some(why) = &d.stopped {
+            out.push(format!("{:<24}{why}", ""));
+        }
+    }
+    out
+}
