@@ -1,13 +1,42 @@
 //! What each device of a co-scheduled loop did, as the applications report it: one
 //! line per CPU and board of the job (PE 0's view after `shmemplus_cosched::gather`),
-//! for the text report and the JSON one.
+//! for the text report and the JSON one, and the timeline file that `--devices`
+//! writes.
 //!
-//! This module owns the lines' contents and their table. It must not run or gather a
-//! loop (the applications do, through `shmemplus_cosched`).
+//! This module owns the lines' contents, their order and table, and the timeline's
+//! file. It must not run or gather a loop (the applications do, through
+//! `shmemplus_cosched`).
 
 use crate::phases::ms;
+use anyhow::Context;
 use serde::Serialize;
-use shmemplus_cosched::DeviceReport;
+use shmemplus_cosched::{Device, DeviceReport, Timeline};
+use std::path::Path;
+
+/// Puts the devices in report order: CPUs by PE, then boards by node and board.
+pub fn sort(devices: &mut [DeviceReport]) {
+    devices.sort_by_key(|d| match d.device {
+        Device::Cpu { pe } => (0, pe, 0),
+        Device::Board { node, board, .. } => (1, node, board),
+    });
+}
+
+/// Writes `devices` as a [`Timeline`] titled `title` to `path` (JSON, for `shmemplus
+/// cosched-plot`), with the job's clock.
+pub fn write_timeline(
+    path: &Path,
+    title: String,
+    shmem: &shmemplus::Shmem,
+    devices: Vec<DeviceReport>,
+) -> anyhow::Result<()> {
+    let timeline = Timeline {
+        title,
+        clock: shmem.clock().name().to_string(),
+        devices,
+    };
+    std::fs::write(path, serde_json::to_vec_pretty(&timeline)?)
+        .with_context(|| format!("writing {}", path.display()))
+}
 
 /// What one device did under FastFit.
 #[derive(Debug, Clone, Serialize)]

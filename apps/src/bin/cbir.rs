@@ -995,23 +995,15 @@ fn fastfit_once(
 
     // Every PE's devices on PE 0: CPUs first (by PE), then boards (by node, board).
     let mut devices = shmemplus_cosched::gather(shmem, &report)?.unwrap_or_default();
-    devices.sort_by_key(|d| match d.device {
-        shmemplus_cosched::Device::Cpu { pe } => (0, pe, 0),
-        shmemplus_cosched::Device::Board { node, board, .. } => (1, node, board),
-    });
+    devices::sort(&mut devices);
     let lines: Vec<DeviceLine> = devices.iter().map(DeviceLine::of).collect();
     if let (Some(path), true) = (&args.devices, me == ROOT) {
-        let timeline = shmemplus_cosched::Timeline {
-            title: format!(
-                "cbir fastfit: {n} images, {} PEs, {boards} board(s) per node, profile {}",
-                topo.n_pes,
-                shmem.profile().name
-            ),
-            clock: shmem.clock().name().to_string(),
-            devices,
-        };
-        std::fs::write(path, serde_json::to_vec_pretty(&timeline)?)
-            .with_context(|| format!("writing {}", path.display()))?;
+        let title = format!(
+            "cbir fastfit: {n} images, {} PEs, {boards} board(s) per node, profile {}",
+            topo.n_pes,
+            shmem.profile().name
+        );
+        devices::write_timeline(path, title, shmem, devices)?;
     }
     let top = timer.run("sort", || -> Result<Vec<Hit>> {
         if me != ROOT {

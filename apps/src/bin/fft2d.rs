@@ -418,22 +418,18 @@ fn run(args: &Args) -> Result<()> {
             None => (Vec::new(), None, None, None),
         };
         // FastFit's devices: this run's, or the oracle's FastFit run's.
-        let ff_devices = match &mut oracle_ff_devices {
+        let mut ff_devices = match &mut oracle_ff_devices {
             Some(d) => std::mem::take(d),
             None => std::mem::take(&mut outcome.devices),
         };
+        devices::sort(&mut ff_devices);
         if let Some(path) = &args.devices {
-            let timeline = shmemplus_cosched::Timeline {
-                title: format!(
-                    "fft2d fastfit: {n} x {n}, {} PEs, {boards} board(s) per node, profile {}",
-                    topo.n_pes,
-                    shmem.profile().name
-                ),
-                clock: shmem.clock().name().to_string(),
-                devices: ff_devices.clone(),
-            };
-            std::fs::write(path, serde_json::to_vec_pretty(&timeline)?)
-                .with_context(|| format!("writing {}", path.display()))?;
+            let title = format!(
+                "fft2d fastfit: {n} x {n}, {} PEs, {boards} board(s) per node, profile {}",
+                topo.n_pes,
+                shmem.profile().name
+            );
+            devices::write_timeline(path, title, &shmem, ff_devices.clone())?;
         }
         let fastfit_rows = match (&fastfit, args.schedule) {
             (Some(f), _) => Some(f.rows),
