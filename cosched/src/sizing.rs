@@ -19,7 +19,7 @@
 //!   the model's latency, since the chunk must amortise it too.
 //!   On that one thread, which stages the node's chunks one after the other, a
 //!   board's chunk is instead its part of a plan in which the node's boards end
-//!   together ([`DeadlinePlan`]; capped at twice the share unless the model prices
+//!   together (`plan`; capped at twice the share unless the model prices
 //!   the transfers).
 //!   With the communication model's price of its transfers (`Options::board_bytes`),
 //!   a board on that one thread does not even train when the transfers alone cost the
@@ -35,6 +35,8 @@
 //! work or time anything: the drivers do and tell it what happened.
 
 use crate::fastfit::{PipelineModel, Rho, Sample};
+use crate::plan::DeadlinePlan;
+pub(crate) use crate::plan::NodeNow;
 use crate::report::{BoardFit, Trained};
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
@@ -689,109 +691,6 @@ impl BoardSizer {
     }
 }
 
-/// The node's other boards as the one-thread driver sees them when it gives one of
-/// them a chunk ([`BoardSizer::set_node_now`]).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct NodeNow {
-    /// Idle boards of the node that the driver gives a chunk right after this one.
-    pub(crate) queued: u32,
-    /// For each busy board of the node: seconds since its chunk's staging began, and
-    /// the chunk's iterations.
-    pub(crate) busy: Vec<(f64, u64)>,
-}
-
-/// The chunks that end a node's part of the loop at one instant when one thread
-/// drives the node's boards (and runs its CPU path between them).
-///
-/// The thread stages the chunks one after the other, at `driver`'s cost; a chunk of
-/// `c` started `t` seconds from now is done at `t + board.seconds(c)`. For a deadline
-/// `e` seconds from now, each board can finish one chunk that ends by `e`:
-/// - this board, staged now, `(e - board.latency_s) / board.item_s` iterations;
-/// - each queued idle board, staged once the previous one's staging is done;
-/// - each busy board, once its chunk in flight is done (as the model times it);
-/// - the PE's own CPU, in the thread time the boards' staging and fetching leave
-///   before `e`; the node's other CPUs at their rate all along.
-///
-/// What they finish grows with `e`; the deadline is the `e` at which it is the node's
-/// part of what is left, found by bisection, and this board's chunk is its share of
-/// that plan. When a kernel's iteration lasts longer than its staging (native: 7 us
-/// against 3), the chunks given one after the other shrink geometrically: the first
-/// is larger than an even share and the last, started last, is short.
-#[derive(Debug, Clone)]
-struct DeadlinePlan<'a> {
-    board: PipelineModel,
-    driver: PipelineModel,
-    /// The node's part of the iterations left.
-    left: f64,
-    node: &'a NodeNow,
-    /// The CPU path's seconds per iteration on the driver's thread, if it takes.
-    own_cpu_item_s: Option<f64>,
-    /// Iterations per second of the node's other CPUs.
-    others_rate: f64,
-}
-
-impl DeadlinePlan<'_> {
-    /// Iterations the node finishes by `e` seconds from now, and this board's share.
-    fn finished_by(&self, e: f64) -> (f64, f64) {
-        let chunk_by =
-            |start: f64| ((e - start - self.board.latency_s) / self.board.item_s).max(0.0);
-        let staging = |c: f64| {
-            if c > 0.0 {
-                self.driver.latency_s + c * self.driver.item_s
-            } else {
-                0.0
-            }
-        };
-        let mine = chunk_by(0.0);
-        let (mut items, mut thread, mut next) = (mine, staging(mine), staging(mine));
-        for _ in 0..self.node.queued {
-            let c = chunk_by(next);
-            items += c;
-            thread += staging(c);
-            next += staging(c);
-        }
-        for &(ran, chunk) in &self.node.busy {
-            let c = chunk_by((self.board.seconds(chunk) - ran).max(0.0));
-            items += c;
-            thread += staging(c);
-        }
-        if let Some(t) = self.own_cpu_item_s {
-            items += (e - thread).max(0.0) / t;
-        }
-        (items + self.others_rate * e, mine)
-    }
-
-    /// This board's chunk in the plan (at least 1); `None` if the numbers are not
-    /// usable (not finite, or a board that does no work).
-    fn first_chunk(&self) -> Option<u64> {
-        let usable = |x: f64| x.is_finite() && x >= 0.0;
-        if !(usable(self.left)
-            && usable(self.board.latency_s)
-            && self.board.item_s.is_finite()
-            && self.board.item_s > 0.0
-            && usable(self.driver.latency_s)
-            && usable(self.driver.item_s)
-            && usable(self.others_rate)
-            && self.own_cpu_item_s.is_none_or(|t| t.is_finite() && t > 0.0))
-        {
-            return None;
-        }
-        // By `hi` this board alone finishes everything left.
-        let (mut lo, mut hi) = (0.0, self.board.seconds(self.left.ceil() as u64));
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            if self.finished_by(mid).0 >= self.left {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        let mine = self.finished_by(hi).1;
-        // `as` saturates, and NaN gives 0.
-        Some((mine.ceil() as u64).max(1))
-    }
-}
-
 /// A CPU's chunk sizes (see the module doc).
 #[derive(Debug, Clone)]
 pub(crate) struct CpuSizer {
@@ -946,92 +845,6 @@ fn median(v: &mut [f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A deadline plan for a node of boards of `item_s` seconds an iteration (no
-    /// latency) whose staging costs the thread `staging_s` an iteration.
-    fn plan(item_s: f64, staging_s: f64, left: f64, node: &NodeNow) -> DeadlinePlan<'_> {
-        DeadlinePlan {
-            board: PipelineModel {
-                latency_s: 0.0,
-                item_s,
-            },
-            driver: PipelineModel {
-                latency_s: 0.0,
-                item_s: staging_s,
-            },
-            left,
-            node,
-            own_cpu_item_s: None,
-            others_rate: 0.0,
-        }
-    }
-
-    #[test]
-    fn a_deadline_plan_shrinks_the_chunks_of_boards_staged_one_after_the_other() {
-        // q = 1 - 3/10 = 0.7: four idle boards end together when the first takes
-        // 490 (1 - q) / (1 - q^4) = 193.4, and each next one q times the last.
-        let idle = NodeNow {
-            queued: 3,
-            busy: vec![],
-        };
-        let first = plan(10.0, 3.0, 490.0, &idle).first_chunk().unwrap();
-        assert_eq!(first, 194);
-        // The second board, right after the first's staging (3 * 193.4 s), sees it
-        // busy and two boards after it: 0.7 of the first.
-        let second = NodeNow {
-            queued: 2,
-            busy: vec![(3.0 * 193.4, 194)],
-        };
-        let c = plan(10.0, 3.0, 490.0 - 194.0, &second)
-            .first_chunk()
-            .unwrap();
-        assert!((134..=137).contains(&c), "{c}");
-        // Staging that costs nothing: an even share. Staging that is the whole chunk:
-        // the thread is the bottleneck, and one board takes everything.
-        assert_eq!(plan(10.0, 0.0, 400.0, &idle).first_chunk(), Some(100));
-        assert_eq!(plan(10.0, 10.0, 400.0, &idle).first_chunk(), Some(400));
-    }
-
-    #[test]
-    fn a_deadline_plan_counts_busy_boards_and_the_cpus() {
-        let alone = NodeNow::default();
-        assert_eq!(plan(10.0, 0.0, 400.0, &alone).first_chunk(), Some(400));
-        // A board whose chunk is about to end takes half of what is left.
-        let busy = NodeNow {
-            queued: 0,
-            busy: vec![(1000.0, 100)],
-        };
-        assert_eq!(plan(10.0, 0.0, 400.0, &busy).first_chunk(), Some(200));
-        // One that has 1000 s to go: this board takes 100 first, then both 150.
-        let late = NodeNow {
-            queued: 0,
-            busy: vec![(0.0, 100)],
-        };
-        assert_eq!(plan(10.0, 0.0, 400.0, &late).first_chunk(), Some(250));
-        // The node's other CPUs (0.1 iterations a second), and the thread's own CPU
-        // (10 s an iteration) in the time the staging (1 s an iteration) leaves it.
-        let mut p = plan(10.0, 0.0, 400.0, &alone);
-        p.others_rate = 0.1;
-        assert_eq!(p.first_chunk(), Some(200));
-        let mut p = plan(10.0, 1.0, 400.0, &alone);
-        p.own_cpu_item_s = Some(10.0);
-        // e = 10 c and the CPU does (e - c) / 10 = 0.9 c: c = 400 / 1.9.
-        assert_eq!(p.first_chunk(), Some(211));
-    }
-
-    #[test]
-    fn a_deadline_plan_refuses_unusable_numbers() {
-        let idle = NodeNow::default();
-        assert_eq!(plan(0.0, 0.0, 10.0, &idle).first_chunk(), None);
-        assert_eq!(plan(f64::NAN, 0.0, 10.0, &idle).first_chunk(), None);
-        assert_eq!(plan(1.0, f64::INFINITY, 10.0, &idle).first_chunk(), None);
-        assert_eq!(plan(1.0, 0.0, -1.0, &idle).first_chunk(), None);
-        let mut p = plan(1.0, 0.0, 10.0, &idle);
-        p.own_cpu_item_s = Some(0.0);
-        assert_eq!(p.first_chunk(), None);
-        // Nothing left: one iteration (the pool says whether there is one).
-        assert_eq!(plan(1.0, 0.0, 0.0, &idle).first_chunk(), Some(1));
-    }
 
     /// The tests' rho (their chunk sizes are worked out for it).
     fn rho95() -> Rho {
