@@ -29,10 +29,11 @@
 //! (`pool`).
 
 use crate::fastfit::{Rho, Sample};
+use crate::plan::NodeNow;
 use crate::pool::{Chunk, WorkPool};
 use crate::report::{Device, DeviceReport, Report, Span, Trained};
 use crate::sizing::{
-    BoardSizer, BoardsSeen, CpuSizer, NodeFits, NodeNow, PerItem, SharedTraining, Transfers,
+    BoardSizer, BoardsSeen, CpuSizer, NodeFits, PerItem, SharedTraining, Transfers,
 };
 use crate::{Error, Result};
 use serde::Serialize;

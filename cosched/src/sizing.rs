@@ -35,8 +35,7 @@
 //! work or time anything: the drivers do and tell it what happened.
 
 use crate::fastfit::{PipelineModel, Rho, Sample};
-use crate::plan::DeadlinePlan;
-pub(crate) use crate::plan::NodeNow;
+use crate::plan::{DeadlinePlan, NodeNow};
 use crate::report::{BoardFit, Trained};
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
