@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{failed_with, job, verified, Shape};
+use common::{failed_with, job, scratch, verified, Shape};
 use shmemplus_apps::cbir::generator::Synthetic;
 use shmemplus_apps::cbir::palette::colour;
 use shmemplus_apps::cbir::SIDE;
@@ -152,15 +152,6 @@ fn the_virtual_clock_gives_the_same_results_in_virtual_time() {
     assert_eq!(tops[0], tops[1], "the clocks gave different results");
 }
 
-/// A fresh directory under the system's temporary directory.
-fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("shmemplus-apps-cbir-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Writes synthetic images as PNG files (palette colours, so they quantise back to
 /// the same indices); returns the planted positions.
 fn write_images(dir: &std::path::Path, n: u32) -> Vec<u32> {
@@ -180,7 +171,7 @@ fn write_images(dir: &std::path::Path, n: u32) -> Vec<u32> {
 
 #[test]
 fn a_directory_of_images() {
-    let dir = scratch("dir");
+    let dir = scratch("cbir-dir");
     let planted = write_images(&dir, 12);
     let query = dir.join("query.ppm");
     let shape = Shape {
@@ -228,7 +219,7 @@ fn loader_errors_end_the_job_with_the_path() {
         "cannot read the image directory /nonexistent/shmemplus-cbir",
     );
 
-    let dir = scratch("corrupt");
+    let dir = scratch("cbir-corrupt");
     write_images(&dir, 6);
     let bad = dir.join("img004.png");
     std::fs::write(&bad, b"\x89PNG\r\n\x1a\nnot really a png").unwrap();
@@ -372,8 +363,7 @@ fn the_oracle_reports_every_split_and_the_best_as_total() {
 
 #[test]
 fn fastfit_writes_every_devices_timeline() {
-    let dir = std::env::temp_dir().join(format!("cbir-devices-{}", std::process::id()));
-    assert!(std::fs::create_dir_all(&dir).is_ok());
+    let dir = scratch("cbir-devices");
     let file = dir.join("devices.json");
     let shape = Shape {
         n: 4,

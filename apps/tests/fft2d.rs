@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{failed_with, job, verified, Shape};
+use common::{failed_with, job, scratch, verified, Shape};
 
 const FFT2D: &str = env!("CARGO_BIN_EXE_fft2d");
 
@@ -286,8 +286,7 @@ fn fastfit_reports_every_device_of_both_passes() {
     // clock: the text report has a line per CPU and board, and --devices writes one
     // timeline of both passes whose chunks hold every row twice, each device's spans
     // adding up to its count, the column pass's chunks after the row pass's.
-    let dir = std::env::temp_dir().join(format!("fft2d-devices-{}", std::process::id()));
-    assert!(std::fs::create_dir_all(&dir).is_ok());
+    let dir = scratch("fft2d-devices");
     let file = dir.join("devices.json");
     let shape = Shape {
         n: 2,

@@ -357,13 +357,11 @@ where
     drain(&ctx, &mut devices, cpu_sizer())?;
     let start = ctx.start;
     let trained = if my_boards > 0 {
-        let learned = training.lock().unwrap_or_else(|e| e.into_inner()).learned();
         let speed = |a: &AtomicU64| f64::from_bits(a.load(Ordering::Relaxed));
-        learned.map(|t| Trained {
-            cpu_rate: speed(&ctx.cpu_rate),
-            cpu_item_s: speed(&ctx.cpu_item_s),
-            ..t
-        })
+        training
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .learned(speed(&ctx.cpu_rate), speed(&ctx.cpu_item_s))
     } else {
         None
     };

@@ -168,16 +168,17 @@ impl NodeFits {
     }
 
     /// What the node's boards learned, once their model is final (measured chunks
-    /// only); the CPU's speed is the driver's to add.
-    pub(crate) fn learned(&self) -> Option<Trained> {
+    /// only), with the CPU path's speed the driver measured (`cpu_rate` iterations a
+    /// second, `cpu_item_s` seconds an iteration on its thread; 0: not measured).
+    pub(crate) fn learned(&self, cpu_rate: f64, cpu_item_s: f64) -> Option<Trained> {
         let final_line = |line: &LineFit| line.fit.filter(|_| line.is_final());
         let (kernel, model) = final_line(&self.kernel)?;
         Some(Trained {
             kernel,
             model,
             driver: final_line(&self.driver).map(|(samples, _)| samples),
-            cpu_rate: 0.0,
-            cpu_item_s: 0.0,
+            cpu_rate,
+            cpu_item_s,
         })
     }
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test file uses a part
 
 use shmemplus_cli::launcher::{run_job, JobOutcome, JobReport, JobSpec, OutputMode};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// A job's shape and environment.
@@ -91,4 +92,13 @@ pub fn phase_names(report: &serde_json::Value) -> Vec<&str> {
         .iter()
         .map(|p| p["name"].as_str().expect("a phase has a name"))
         .collect()
+}
+
+/// A fresh directory under the system's temporary directory, named for the test
+/// (`name`) and this process.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("shmemplus-apps-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
