@@ -362,6 +362,57 @@ fn the_oracle_reports_every_split_and_the_best_as_total() {
 }
 
 #[test]
+fn fastfit_hands_over_a_boards_records_when_its_memory_is_full() {
+    // One node with one board of 24 KiB: chunks of 1 image (16 KiB), and room for
+    // the records of about 600 of the 1 000 (a quarter of its memory), so the board
+    // hands its records over once mid-loop and once at the end. Records written on
+    // past that room would pass the board's end (about 900 fit after the image and
+    // the query): the kernel would fail and its chunk run on the CPU path.
+    let dir = scratch("cbir-small-board");
+    let profile = dir.join("small.toml");
+    std::fs::write(
+        &profile,
+        "name = \"small-board\"\ndescription = \"a board of 24 KiB\"\n\
+         [topology]\nnodes = 1\npes_per_node = 1\nboards_per_node = 1\n\
+         board_memory = \"24K\"\n",
+    )
+    .unwrap();
+    let profile_arg = profile.to_string_lossy().into_owned();
+    let shape = Shape {
+        n: 1,
+        pes_per_node: None,
+        env: vec![
+            ("SHMEMPLUS_PROFILE", &profile_arg),
+            ("SHMEMPLUS_CLOCK", "virtual"),
+        ],
+    };
+    let r = job(
+        CBIR,
+        &shape,
+        &[
+            "--images",
+            "1000",
+            "--cpu-ns-per-pixel",
+            "5",
+            "--schedule",
+            "fastfit",
+            "--device",
+            "fpga",
+            "--verify",
+            "--json",
+        ],
+    );
+    common::succeeded(&r);
+    let _ = std::fs::remove_dir_all(&dir);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout[0]).unwrap();
+    assert_eq!(v["verified"], true, "{v}");
+    assert_eq!(v["max_per_board"], 1, "{v}");
+    assert_eq!(v["images_on_boards"], 1000, "{v}");
+    assert_eq!(v["images_on_cpus"], 0, "{v}");
+    assert!(common::phase_names(&v).contains(&"board records"), "{v}");
+}
+
+#[test]
 fn fastfit_writes_every_devices_timeline() {
     let dir = scratch("cbir-devices");
     let file = dir.join("devices.json");

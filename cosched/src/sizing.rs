@@ -143,6 +143,8 @@ pub(crate) struct NodeFits {
     /// Training chunks of the small and of the large size taken on the node and not
     /// failed.
     sampling: [u32; 2],
+    /// Iterations in those training chunks.
+    sampled_items: u64,
     /// The node's boards that stopped taking (failed, or dearer than the CPU).
     retired: u64,
     /// Whether the model that sized the first chunks after training had a modeled
@@ -418,6 +420,12 @@ impl BoardSizer {
             }
         }
         let Some(model) = self.model() else {
+            // Buffers that hold no more than the small sample: chunks of one size fit
+            // no line, so the board takes that size throughout (it would otherwise
+            // wait for a model that never comes).
+            if self.sample_size(true) >= self.sample_size(false) {
+                return Some(self.sample_size(false));
+            }
             let (sampling, small_seen) = {
                 let t = self.training.lock().unwrap_or_else(|e| e.into_inner());
                 (t.sampling, !t.kernel.samples.is_empty())
@@ -440,12 +448,7 @@ impl BoardSizer {
                 self.taken == 0 && self.board == 0
             };
             self.sample_asked.set(Some(small));
-            let size = if small {
-                self.samples.0
-            } else {
-                self.samples.1
-            };
-            return Some(size.min(self.max));
+            return Some(self.sample_size(small));
         };
         let fastfit = model.chunk_for(self.rho);
         let driver = self
@@ -484,7 +487,8 @@ impl BoardSizer {
         // one's last, and what is left now is what remains to share: without this cap
         // the last round's first takers would each take what was left a round ago.
         let left = self.n.saturating_sub(handed_out);
-        let mut share = share_of(self.left);
+        let round_left = self.round_left();
+        let mut share = share_of(round_left);
         if self.production {
             share = share.min(share_of(left));
         }
@@ -501,7 +505,7 @@ impl BoardSizer {
                 left as f64 * node_part
             } else {
                 let busy: u64 = node.busy.iter().map(|&(_, items)| items).sum();
-                (self.left as f64 * node_part - busy as f64).max(0.0)
+                (round_left as f64 * node_part - busy as f64).max(0.0)
             };
             // Staging and fetching are part of a chunk's time.
             let d = PipelineModel {
@@ -551,6 +555,27 @@ impl BoardSizer {
             }
         }
         Some(chunk)
+    }
+
+    /// What the job's boards share in the round after this board's last take: what
+    /// was left after that take; but right after training, no more than what the
+    /// loop leaves once every node has taken training chunks like this node's (the
+    /// nodes are alike). The first node to train saw the others' samples still in the
+    /// pool, and its first chunk would take part of what they share (novo-g, CBIR, one
+    /// board per node: the first board took 490 images, the last 439, where 473 each
+    /// would have ended together).
+    fn round_left(&self) -> u64 {
+        if self.production {
+            return self.left;
+        }
+        let sampled = self
+            .training
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .sampled_items;
+        let nodes = self.boards / self.node_boards;
+        let after_training = self.n.saturating_sub(sampled.saturating_mul(nodes));
+        self.left.min(after_training)
     }
 
     /// The driver retired this board (it failed or stopped): the node's CPUs stop
@@ -618,20 +643,31 @@ impl BoardSizer {
             _ => None,
         };
         if let Some(small) = self.in_training {
-            self.training
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .sampling[usize::from(!small)] += 1;
+            let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
+            training.sampling[usize::from(!small)] += 1;
+            training.sampled_items += self.sample_size(small);
         }
+    }
+
+    /// The size of a training chunk (`small`: of the small sample).
+    fn sample_size(&self, small: bool) -> u64 {
+        let size = if small {
+            self.samples.0
+        } else {
+            self.samples.1
+        };
+        size.min(self.max)
     }
 
     /// The chunk taken last failed (it ran on the CPU path): if it was a training
     /// sample, the node still needs one.
     pub(crate) fn abandoned(&mut self) {
         if let Some(small) = self.in_training.take() {
+            let size = self.sample_size(small);
             let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
             let out = &mut training.sampling[usize::from(!small)];
             *out = out.saturating_sub(1);
+            training.sampled_items = training.sampled_items.saturating_sub(size);
         }
     }
 
@@ -947,6 +983,56 @@ mod tests {
         // Board 2's large sample, done after the fit: measured against the model.
         b2.done(400, seconds(400) * 1.5);
         assert!((b2.into_fit().unwrap().measured_over_model.unwrap() - 1.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_first_chunk_after_training_shares_what_every_node_leaves() {
+        // Four nodes of one board each, a loop of 10 000. This board trains first:
+        // its samples leave 9 500 in the pool, but the other nodes' samples (500
+        // each, like its own) come out of that too.
+        let mut s = BoardSizer::new(
+            (100, 400),
+            rho95(),
+            (0, 4, 0),
+            false,
+            u64::MAX,
+            10_000,
+            SharedTraining::default(),
+        )
+        .with_node_boards(1);
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 100);
+        s.took(9_900);
+        s.done(100, seconds(100));
+        assert_eq!(s.want(0.0, None, 0).unwrap(), 400);
+        s.took(9_500);
+        s.done(400, seconds(400));
+        // 8 000 after every node's training, a quarter each (not 9 500 / 4 = 2 375).
+        assert_eq!(s.want(0.0, None, 2_000).unwrap(), 2_000);
+        // Later rounds share what was left at the board's last take.
+        s.took(4_000);
+        assert_eq!(s.want(0.0, None, 6_000).unwrap(), 1_000);
+    }
+
+    #[test]
+    fn a_board_whose_buffers_hold_one_sample_size_takes_it_throughout() {
+        // Buffers of 80 items, samples of 100 and 400: both would be 80, and no line
+        // fits chunks of one size. On one driver thread the board must not wait for
+        // that model.
+        let mut s = BoardSizer::new(
+            (100, 400),
+            rho95(),
+            (0, 1, 1),
+            true,
+            80,
+            10_000,
+            SharedTraining::default(),
+        );
+        for left in [9_920, 9_840, 9_760] {
+            assert_eq!(s.want(0.0, None, 10_000 - left), Some(80));
+            assert!(!s.waiting());
+            s.took(left);
+            s.done(80, seconds(80));
+        }
     }
 
     #[test]

@@ -263,12 +263,13 @@ struct BoardInputs {
     query: SymVec<u32>,
 }
 
-/// Each board's inputs (`images` images and the query) and results (`images`
+/// Each board's inputs (`images` images and the query) and results (`records`
 /// records), in board memory; nothing if `used` is false. Collective.
 fn alloc_boards(
     shmem: &shmemplus::Shmem,
     used: bool,
     images: usize,
+    records: usize,
 ) -> Result<(Vec<BoardInputs>, Vec<SymVec<u64>>)> {
     let (mut inputs, mut results) = (Vec::new(), Vec::new());
     if used {
@@ -277,7 +278,7 @@ fn alloc_boards(
                 images: shmem.alloc::<u8>(images * PIXELS, Place::Fpga(b))?,
                 query: shmem.alloc::<u32>(FEATURES, Place::Fpga(b))?,
             });
-            results.push(shmem.alloc::<u64>(images, Place::Fpga(b))?);
+            results.push(shmem.alloc::<u64>(records, Place::Fpga(b))?);
         }
     }
     Ok((inputs, results))
@@ -484,7 +485,7 @@ fn run_static(
 
     // Symmetric objects: the same sizes on every PE, in the same order.
     let max_board = plan.max_board_share() as usize;
-    let (on_boards, board_results) = alloc_boards(shmem, uses_boards, max_board)?;
+    let (on_boards, board_results) = alloc_boards(shmem, uses_boards, max_board, max_board)?;
     let query_cpu = shmem.alloc::<u32>(FEATURES, Place::Cpu)?;
     let speed_cpu = shmem.alloc::<f64>(1, Place::Cpu)?;
     let root_board = shmem.alloc::<u64>((plan.total_board() as usize).max(1), Place::Cpu)?;
@@ -798,7 +799,7 @@ impl Stagings {
 }
 
 /// How a chunk of images runs on a board of this PE's node under FastFit: its pixels
-/// into the board, the kernel, its records back and into PE 0's table.
+/// into the board, the kernel, and its records kept on the board (see [`Kept`]).
 struct CbirBoards<'a> {
     shmem: &'a shmemplus::Shmem,
     source: &'a Source,
@@ -806,6 +807,110 @@ struct CbirBoards<'a> {
     results: &'a [SymVec<u64>],
     all: &'a SymVec<u64>,
     staging: Vec<std::sync::Arc<Staging>>,
+    /// Per board, the records it holds.
+    kept: Vec<std::sync::Mutex<Kept>>,
+    /// Records a board's results area holds.
+    capacity: u64,
+}
+
+/// The records a board has computed and still holds. They stay in its memory until
+/// the loop ends (or its results area is full) and then come back in one fetch, not
+/// one per chunk: on a profile such as novo-g every DMA costs 0.65 ms whatever its
+/// size, so a fetch per chunk made FastFit pay one round trip per chunk that a static
+/// split, which fetches once, does not.
+///
+/// A board has one chunk in flight at a time (its driver calls `start` and `finish`
+/// in turn), so `start` writes the kernel's records after `len` and `finish` counts
+/// them; a chunk whose kernel fails is never counted (the loop reruns it elsewhere).
+#[derive(Default)]
+struct Kept {
+    /// Records in the board's results area, from its start.
+    len: u64,
+    /// The chunks whose records those are, in that order.
+    ranges: Vec<std::ops::Range<u64>>,
+}
+
+impl CbirBoards<'_> {
+    fn kept(&self, board: u32) -> Result<std::sync::MutexGuard<'_, Kept>, String> {
+        let kept = self
+            .kept
+            .get(board as usize)
+            .ok_or_else(|| format!("board {board}: this node has {}", self.kept.len()))?;
+        Ok(kept.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Fetches the records `board` holds (one DMA) and puts them into PE 0's table,
+    /// one put per run of adjacent chunks; the board then holds none. On an error the
+    /// records are still counted as held, so that the caller can recompute them.
+    fn fetch(&self, board: u32, kept: &mut Kept) -> Result<(), String> {
+        if kept.len == 0 {
+            return Ok(());
+        }
+        let e = |e: shmemplus::Error| e.to_string();
+        let held = usize::try_from(kept.len).map_err(|e| e.to_string())?;
+        let mut records = vec![0u64; held];
+        let me = self.shmem.my_pe();
+        self.shmem
+            .get(&self.results[board as usize], 0, &mut records, me)
+            .map_err(e)?;
+        let mut at = 0usize;
+        for run in adjacent_runs(&kept.ranges) {
+            let len = usize::try_from(run.end - run.start).map_err(|e| e.to_string())?;
+            let end = at
+                .checked_add(len)
+                .filter(|&end| end <= held)
+                .ok_or("the kept chunks hold more records than the board")?;
+            self.shmem
+                .put(self.all, run.start as usize, &records[at..end], ROOT)
+                .map_err(e)?;
+            at = end;
+        }
+        *kept = Kept::default();
+        Ok(())
+    }
+
+    /// After the loop: every board's records into PE 0's table. A board whose records
+    /// cannot be fetched has its chunks recomputed by `cpu` (nothing is lost); only if
+    /// that fails too is it an error, naming the board.
+    fn collect(
+        &self,
+        cpu: &dyn Fn(std::ops::Range<u64>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        for board in 0..self.kept.len() as u32 {
+            let mut kept = self.kept(board)?;
+            if let Err(why) = self.fetch(board, &mut kept) {
+                let node = self.shmem.node();
+                eprintln!(
+                    "cbir: node {node} board {board}: its records could not be fetched \
+                     ({why}); recomputing its {} images on PE {}",
+                    kept.len,
+                    self.shmem.my_pe()
+                );
+                for range in std::mem::take(&mut kept.ranges) {
+                    cpu(range).map_err(|e| {
+                        format!(
+                            "node {node} board {board}: its records could not be fetched \
+                             ({why}), and recomputing them failed: {e}"
+                        )
+                    })?;
+                }
+                *kept = Kept::default();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `ranges` with each run of adjacent ranges (one's end the next's start) merged.
+fn adjacent_runs(ranges: &[std::ops::Range<u64>]) -> Vec<std::ops::Range<u64>> {
+    let mut runs: Vec<std::ops::Range<u64>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match runs.last_mut() {
+            Some(last) if last.end == r.start => last.end = r.end,
+            _ => runs.push(r.clone()),
+        }
+    }
+    runs
 }
 
 impl shmemplus_cosched::BoardPath for CbirBoards<'_> {
@@ -815,6 +920,18 @@ impl shmemplus_cosched::BoardPath for CbirBoards<'_> {
         range: std::ops::Range<u64>,
     ) -> Result<shmemplus::BoardRun, String> {
         let (bufs, results) = (&self.inputs[board as usize], &self.results[board as usize]);
+        let count = range.end - range.start;
+        let mut kept = self.kept(board)?;
+        if kept.len.saturating_add(count) > self.capacity {
+            self.fetch(board, &mut kept)?;
+        }
+        // The kernel writes its records after the ones the board holds.
+        let records_at = kept
+            .len
+            .checked_mul(size_of::<u64>() as u64)
+            .and_then(|b| b.checked_add(results.heap_offset() as u64))
+            .ok_or("the board's results offset overflows")?;
+        drop(kept);
         let mut px = self.staging[board as usize]
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -825,9 +942,9 @@ impl shmemplus_cosched::BoardPath for CbirBoards<'_> {
             .map_err(|e| e.to_string())?;
         let args = [
             bufs.images.heap_offset() as u64,
-            range.end - range.start,
+            count,
             bufs.query.heap_offset() as u64,
-            results.heap_offset() as u64,
+            records_at,
             range.start,
         ];
         self.shmem
@@ -836,15 +953,10 @@ impl shmemplus_cosched::BoardPath for CbirBoards<'_> {
     }
 
     fn finish(&self, board: u32, range: std::ops::Range<u64>) -> Result<(), String> {
-        let mut records = vec![0u64; (range.end - range.start) as usize];
-        let e = |e: shmemplus::Error| e.to_string();
-        let me = self.shmem.my_pe();
-        self.shmem
-            .get(&self.results[board as usize], 0, &mut records, me)
-            .map_err(e)?;
-        self.shmem
-            .put(self.all, range.start as usize, &records, ROOT)
-            .map_err(e)
+        let mut kept = self.kept(board)?;
+        kept.len += range.end - range.start;
+        kept.ranges.push(range);
+        Ok(())
     }
 }
 
@@ -886,17 +998,24 @@ fn fastfit_once(
         );
     }
     let use_boards = args.device != Device::Cpu && boards > 0;
-    // A board chunk must fit its buffers: images, query features and records.
-    let per_image = PIXELS as u64 + 8;
-    let room = shmem
+    // A board's memory holds the query features, the records it keeps (all of the
+    // loop's if a quarter of the memory holds them, else what a quarter holds; see
+    // `Kept`) and a chunk's images.
+    let free = shmem
         .fpga_heap_bytes()
-        .saturating_sub(4 * FEATURES as u64 + 4096)
-        / per_image;
+        .saturating_sub(4 * FEATURES as u64 + 4096);
+    let records = u64::from(n).min(free / 4 / size_of::<u64>() as u64);
+    let room = (free - records * size_of::<u64>() as u64) / PIXELS as u64;
     let max_chunk = MAX_BOARD_CHUNK.min(room).min(u64::from(n)).max(1);
-    let chunk_len = max_chunk as usize;
+    let records = records.max(max_chunk);
 
     // Symmetric objects, the same on every PE in the same order.
-    let (on_boards, board_results) = alloc_boards(shmem, use_boards, chunk_len)?;
+    let (on_boards, board_results) = alloc_boards(
+        shmem,
+        use_boards,
+        usize::try_from(max_chunk)?,
+        usize::try_from(records)?,
+    )?;
     let query_cpu = shmem.alloc::<u32>(FEATURES, Place::Cpu)?;
     let speed_cpu = shmem.alloc::<f64>(1, Place::Cpu)?;
     let all = shmem.alloc::<u64>(n as usize, Place::Cpu)?;
@@ -954,6 +1073,8 @@ fn fastfit_once(
         results: &board_results,
         all: &all,
         staging: stagings.boards(on_boards.len()),
+        kept: on_boards.iter().map(|_| Default::default()).collect(),
+        capacity: records,
     };
     // Each board's staging buffer, touched once for the chunks it is likely to take
     // (twice its even share of the node's images: under the virtual clock the first
@@ -991,6 +1112,11 @@ fn fastfit_once(
     };
     let report = timer.run("co-scheduled", || {
         shmemplus_cosched::run(shmem, u64::from(n), &options, cpu, &board_path)
+    })?;
+    timer.run("board records", || {
+        board_path
+            .collect(&cpu)
+            .map_err(|e| anyhow::anyhow!("PE {me}: {e}"))
     })?;
 
     // Every PE's devices on PE 0: CPUs first (by PE), then boards (by node, board).
