@@ -102,6 +102,10 @@ pub enum Error {
         /// What the CPU body said.
         cpu_error: String,
     },
+    /// A stored [`Trained`] (read back with [`Trained::from_json`]) is not one that
+    /// [`run`] could have made.
+    #[error("unusable trained lines: {0}")]
+    Trained(String),
     /// A call of the library failed.
     #[error(transparent)]
     Shmem(#[from] shmemplus::Error),

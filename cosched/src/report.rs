@@ -149,7 +149,8 @@ pub struct Report {
 /// What the boards of a node learned in one loop ([`Report::trained`]): the two
 /// measured chunks of FastFit's model, on one driver thread the two that give what a
 /// chunk costs that thread, and the speed of this PE's CPU path. Made by
-/// [`run`](crate::run()) only, so always two different sizes with usable times.
+/// [`run`](crate::run()), or read back from its JSON by [`Trained::from_json`], which
+/// checks it: always two different sizes with usable times.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Trained {
     pub(crate) kernel: [Sample; 2],
@@ -163,7 +164,74 @@ pub struct Trained {
     pub(crate) cpu_item_s: f64,
 }
 
+/// A [`Trained`] as its `Serialize` writes it, before it is checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredTrained {
+    kernel: [Sample; 2],
+    /// Derived from `kernel`: fitted again, not trusted.
+    #[serde(rename = "model")]
+    _model: serde::de::IgnoredAny,
+    driver: Option<[Sample; 2]>,
+    cpu_rate: f64,
+    cpu_item_s: f64,
+}
+
 impl Trained {
+    /// Reads back a `Trained` from the JSON its `Serialize` writes (`serde_json`), for
+    /// example a file kept from an earlier job of the same kernel and iterations: its
+    /// boards then start at FastFit's chunks ([`Options::trained`](crate::Options)).
+    ///
+    /// The text comes from outside the program, so it is checked as [`run`](crate::run())
+    /// would have made it: two samples of different sizes, the smaller first, with
+    /// finite positive times (the model is fitted through them again, not read), the
+    /// same for the driver's samples if any, and CPU speeds that are finite and not
+    /// negative. Anything else is [`Error::Trained`].
+    ///
+    /// ```
+    /// use shmemplus_cosched::Trained;
+    /// let text = r#"{"kernel": [{"items": 4, "seconds": 0.002}, {"items": 16, "seconds": 0.005}],
+    ///     "model": {"latency_s": 0.001, "item_s": 0.00025},
+    ///     "driver": null, "cpu_rate": 1000.0, "cpu_item_s": 0.0}"#;
+    /// let trained = Trained::from_json(text)?;
+    /// assert!((trained.model().item_s - 0.00025).abs() < 1e-12);
+    /// assert!(Trained::from_json(&text.replace("0.005", "-1")).is_err());
+    /// # Ok::<(), shmemplus_cosched::Error>(())
+    /// ```
+    pub fn from_json(text: &str) -> Result<Trained> {
+        let bad = |why: String| Error::Trained(why);
+        let stored: StoredTrained =
+            serde_json::from_str(text).map_err(|e| bad(format!("not a stored Trained: {e}")))?;
+        let line = |what: &str, [a, b]: [Sample; 2]| -> Result<PipelineModel> {
+            if a.items >= b.items {
+                return Err(bad(format!(
+                    "the {what} samples must grow ({} then {} iterations)",
+                    a.items, b.items
+                )));
+            }
+            PipelineModel::fit(a, b).map_err(|e| bad(format!("the {what} samples: {e}")))
+        };
+        let model = line("kernel", stored.kernel)?;
+        if let Some(driver) = stored.driver {
+            line("driver", driver)?;
+        }
+        for (what, x) in [
+            ("cpu_rate", stored.cpu_rate),
+            ("cpu_item_s", stored.cpu_item_s),
+        ] {
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(bad(format!("{what} must be finite and >= 0, got {x}")));
+            }
+        }
+        Ok(Trained {
+            kernel: stored.kernel,
+            model,
+            driver: stored.driver,
+            cpu_rate: stored.cpu_rate,
+            cpu_item_s: stored.cpu_item_s,
+        })
+    }
+
     /// The model's two chunks (the smaller first).
     pub fn samples(&self) -> [Sample; 2] {
         self.kernel
@@ -233,4 +301,72 @@ pub fn gather(shmem: &Shmem, report: &Report) -> Result<Option<Vec<DeviceReport>
     shmem.free(lens)?;
     shmem.free(mine)?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trained() -> Trained {
+        let kernel = [
+            Sample {
+                items: 4,
+                seconds: 2e-3,
+            },
+            Sample {
+                items: 16,
+                seconds: 5e-3,
+            },
+        ];
+        Trained {
+            kernel,
+            model: PipelineModel::fit(kernel[0], kernel[1]).unwrap(),
+            driver: Some([
+                Sample {
+                    items: 4,
+                    seconds: 1e-3,
+                },
+                Sample {
+                    items: 16,
+                    seconds: 2e-3,
+                },
+            ]),
+            cpu_rate: 2e4,
+            cpu_item_s: 5e-5,
+        }
+    }
+
+    #[test]
+    fn trained_lines_read_back_as_written_and_bad_ones_are_refused() {
+        let t = trained();
+        let text = serde_json::to_string(&t).unwrap();
+        assert_eq!(Trained::from_json(&text).unwrap(), t);
+        // The stored model is not trusted: it is fitted again from the samples.
+        let lying = text.replace(&format!("{}", t.model.item_s), "123.0");
+        assert_ne!(lying, text);
+        assert_eq!(Trained::from_json(&lying).unwrap().model(), t.model);
+        let refused = |text: &str, needle: &str| {
+            let e = Trained::from_json(text).unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+        };
+        refused("[1, 2]", "not a stored Trained");
+        refused(&text.replace("\"cpu_rate\"", "\"cpu_rat\""), "not a stored");
+        refused(
+            &text.replacen("\"items\":16", "\"items\":4", 1),
+            "must grow",
+        );
+        refused(
+            &text.replacen("\"items\":4", "\"items\":40", 1),
+            "must grow",
+        );
+        refused(&text.replacen("0.005", "-0.005", 1), "kernel samples");
+        refused(
+            &text.replace(
+                r#"{"items":16,"seconds":0.002}"#,
+                r#"{"items":16,"seconds":0.0}"#,
+            ),
+            "driver samples",
+        );
+        refused(&text.replace("20000.0", "-1.0"), "cpu_rate");
+    }
 }

@@ -103,6 +103,14 @@ struct Args {
     /// throughput.png`.
     #[arg(long, value_name = "FILE")]
     devices: Option<PathBuf>,
+    /// With --schedule fastfit: the boards start from the lines (FastFit's model,
+    /// the driver's cost, the CPU's speed) in this file, if it exists, instead of
+    /// training; after the run PE 0 writes what its node's boards learned to it (JSON).
+    /// Keep one file per kernel and configuration (profile, boards per node, images):
+    /// lines from another are used as they are. Every PE reads the file: on several
+    /// hosts, each needs its copy (a PE without one trains).
+    #[arg(long, value_name = "FILE")]
+    trained: Option<PathBuf>,
     /// With --schedule fastfit (and oracle's FastFit run): the fraction of a board's
     /// peak throughput its chunks must reach, in (0, 1).
     #[arg(long, value_name = "R", default_value_t = shmemplus_cosched::Rho::DEFAULT.get())]
@@ -298,6 +306,16 @@ fn free_boards(
     Ok(())
 }
 
+/// What a FastFit run did with its `--trained` file.
+#[derive(Debug, Clone, Serialize)]
+struct TrainedFile {
+    path: String,
+    /// The boards started from the file's lines (it existed).
+    started_trained: bool,
+    /// This run's lines were written to it (its boards trained or refined them).
+    written: bool,
+}
+
 /// What the boards' kernels reported, per board.
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 struct KernelStat {
@@ -349,6 +367,10 @@ struct Report {
     kernels: Vec<KernelStat>,
     /// Under FastFit: what each CPU and board did.
     devices: Vec<DeviceLine>,
+    /// Under FastFit with --trained: whether the boards started from the file's
+    /// lines (else they trained), and whether this run's lines were written to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trained: Option<TrainedFile>,
     /// Under the oracle: every static split tried and its total time.
     sweep: Vec<SplitTime>,
     /// Under the oracle: the total time of the static split (in proportion to
@@ -407,6 +429,7 @@ impl Report {
             gather: None,
             kernels: Vec::new(),
             devices: Vec::new(),
+            trained: None,
             sweep: Vec::new(),
             static_s: None,
             fastfit_s: None,
@@ -429,6 +452,9 @@ fn run(args: &Args) -> Result<()> {
     }
     if args.schedule == Schedule::Static && args.devices.is_some() {
         bail!("--devices applies to --schedule fastfit or oracle");
+    }
+    if args.schedule != Schedule::Fastfit && args.trained.is_some() {
+        bail!("--trained applies to --schedule fastfit");
     }
     match args.schedule {
         Schedule::Fastfit => run_fastfit(args, &source, shmem),
@@ -1098,7 +1124,21 @@ fn fastfit_once(
         }
         Ok::<(), anyhow::Error>(())
     })?;
+    // An earlier run's lines, if --trained names a file that exists.
+    let trained = match &args.trained {
+        Some(path) if path.exists() => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--trained: reading {}", path.display()))?;
+            Some(
+                shmemplus_cosched::Trained::from_json(&text)
+                    .with_context(|| format!("--trained {}", path.display()))?,
+            )
+        }
+        _ => None,
+    };
+    let started_trained = trained.is_some();
     let options = shmemplus_cosched::Options {
+        trained,
         rho: shmemplus_cosched::Rho::new(args.rho).context("--rho")?,
         cpus: args.device != Device::Fpga,
         boards: use_boards,
@@ -1118,6 +1158,25 @@ fn fastfit_once(
             .collect(&cpu)
             .map_err(|e| anyhow::anyhow!("PE {me}: {e}"))
     })?;
+    // PE 0's node's lines (the nodes are alike) for the next run, outside the phases.
+    let trained_file = match (&args.trained, me == ROOT) {
+        (Some(path), true) => {
+            let written = match &report.trained {
+                Some(t) => {
+                    std::fs::write(path, serde_json::to_string_pretty(t)?)
+                        .with_context(|| format!("--trained: writing {}", path.display()))?;
+                    true
+                }
+                None => false,
+            };
+            Some(TrainedFile {
+                path: path.display().to_string(),
+                started_trained,
+                written,
+            })
+        }
+        _ => None,
+    };
 
     // Every PE's devices on PE 0: CPUs first (by PE), then boards (by node, board).
     let mut devices = shmemplus_cosched::gather(shmem, &report)?.unwrap_or_default();
@@ -1155,6 +1214,7 @@ fn fastfit_once(
             images_on_boards: n - on_cpus as u32,
             max_per_board: max_chunk as u32,
             devices: lines,
+            trained: trained_file,
             ..Report::common(
                 args,
                 source,
@@ -1313,6 +1373,22 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
             "schedule fastfit ({device}, boards {}x a CPU core): {} images on CPUs, {} on boards (board chunks of at most {})",
             r.board_speedup, r.images_on_cpus, r.images_on_boards, r.max_per_board
         ));
+        if let Some(t) = &r.trained {
+            line(format!(
+                "trained lines ({}): {}; {}",
+                t.path,
+                if t.started_trained {
+                    "the boards started from them"
+                } else {
+                    "none yet, the boards trained"
+                },
+                if t.written {
+                    "this run's written back"
+                } else {
+                    "nothing written (no board finished training)"
+                }
+            ));
+        }
     } else if r.images_on_boards > 0 {
         let assumed = match r.split_assume {
             Some(a) if a != r.board_speedup => format!(", split assuming {a}x"),
