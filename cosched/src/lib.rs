@@ -103,7 +103,7 @@ pub enum Error {
         cpu_error: String,
     },
     /// A stored [`Trained`] (read back with [`Trained::from_json`]) is not one that
-    /// [`run`] could have made.
+    /// [`run()`] could have made.
     #[error("unusable trained lines: {0}")]
     Trained(String),
     /// A call of the library failed.

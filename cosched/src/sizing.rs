@@ -24,7 +24,10 @@
 //!   With the communication model's price of its transfers (`Options::board_bytes`),
 //!   a board on that one thread does not even train when the transfers alone cost the
 //!   thread as much per iteration as the CPU path. A loop may start trained, from an
-//!   earlier loop's lines (`Options::trained`).
+//!   earlier loop's lines (`Options::trained`). Right after training, what the boards
+//!   share is no more than what every node's training leaves (`round_left`). A board
+//!   whose buffers hold no more than the small sample takes that size throughout,
+//!   untrained (chunks of one size fit no line).
 //! - A CPU ([`CpuSizer`]): chunks that take about `cpu_chunk_s` at its measured
 //!   (smoothed) throughput, no more than its share of what is left; near the end no
 //!   more than it can do while the job drains the rest; and when its PE drives boards,

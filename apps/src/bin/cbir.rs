@@ -1024,6 +1024,20 @@ fn fastfit_once(
         );
     }
     let use_boards = args.device != Device::Cpu && boards > 0;
+    // An earlier run's lines, if --trained names a file that exists (read by every
+    // PE before anything collective, so a bad file stops them all at one point).
+    let trained = match &args.trained {
+        Some(path) if path.exists() => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--trained: reading {}", path.display()))?;
+            Some(
+                shmemplus_cosched::Trained::from_json(&text)
+                    .with_context(|| format!("--trained {}", path.display()))?,
+            )
+        }
+        _ => None,
+    };
+    let started_trained = trained.is_some();
     // A board's memory holds the query features, the records it keeps (all of the
     // loop's if a quarter of the memory holds them, else what a quarter holds; see
     // `Kept`) and a chunk's images.
@@ -1124,19 +1138,6 @@ fn fastfit_once(
         }
         Ok::<(), anyhow::Error>(())
     })?;
-    // An earlier run's lines, if --trained names a file that exists.
-    let trained = match &args.trained {
-        Some(path) if path.exists() => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("--trained: reading {}", path.display()))?;
-            Some(
-                shmemplus_cosched::Trained::from_json(&text)
-                    .with_context(|| format!("--trained {}", path.display()))?,
-            )
-        }
-        _ => None,
-    };
-    let started_trained = trained.is_some();
     let options = shmemplus_cosched::Options {
         trained,
         rho: shmemplus_cosched::Rho::new(args.rho).context("--rho")?,
