@@ -15,6 +15,7 @@
 //! - [`phases`]: wall-clock phase timing with barriers between phases, and the report's
 //!   formatting helpers.
 //! - [`rng`]: the small deterministic generator both applications draw their data from.
+//! - [`trained`]: the `--trained FILE` both applications keep FastFit's lines in.
 //!
 //! This crate owns the applications' algorithms and their use of the library. It must
 //! not reach into the library's internals: everything goes through `shmemplus`'s public
@@ -26,3 +27,4 @@ pub mod devices;
 pub mod fft;
 pub mod phases;
 pub mod rng;
+pub mod trained;

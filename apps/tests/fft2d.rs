@@ -402,3 +402,73 @@ fn user_errors() {
         failed_with(&r, "a speed ratio must be a positive number");
     }
 }
+
+#[test]
+fn fastfit_keeps_its_trained_lines_in_a_file_for_the_next_run() {
+    // --trained FILE: the first run trains and writes the lines its boards had at the
+    // column pass's end; the second starts its row pass from them (its boards' lines
+    // still go through the file's small sample, time for time: a new one would be
+    // timed anew), verifies, and writes its own back.
+    let dir = scratch("fft2d-trained");
+    let (file, devices) = (dir.join("lines.json"), dir.join("devices.json"));
+    let (file_arg, devices_arg) = (file.display().to_string(), devices.display().to_string());
+    let shape = Shape {
+        n: 2,
+        pes_per_node: Some(1),
+        env: vec![("SHMEMPLUS_FPGAS", "1"), ("SHMEMPLUS_CLOCK", "virtual")],
+    };
+    let fastfit = |extra: &[&str]| {
+        let base = [
+            "--size",
+            "128",
+            "--schedule",
+            "fastfit",
+            "--verify",
+            "--json",
+        ];
+        let r = job(FFT2D, &shape, &[&base[..], extra].concat());
+        common::succeeded(&r);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout[0]).unwrap();
+        assert_eq!(v["verified"], true, "{v}");
+        v
+    };
+    let first = fastfit(&["--trained", &file_arg]);
+    assert_eq!(first["trained"]["started_trained"], false, "{first}");
+    assert_eq!(first["trained"]["written"], true, "{first}");
+    let lines = std::fs::read_to_string(&file).unwrap();
+    let small = shmemplus_cosched::Trained::from_json(&lines)
+        .unwrap_or_else(|e| panic!("{e}: {lines}"))
+        .samples()[0];
+    let second = fastfit(&["--trained", &file_arg, "--devices", &devices_arg]);
+    assert_eq!(second["trained"]["started_trained"], true, "{second}");
+    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&devices).unwrap()).unwrap();
+    let boards: Vec<&serde_json::Value> = t["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["device"]["kind"] == "board")
+        .collect();
+    assert_eq!(boards.len(), 2, "{t}");
+    for b in boards {
+        let sample = &b["fit"]["samples"][0];
+        assert_eq!(sample["items"].as_u64(), Some(small.items), "{b}");
+        assert_eq!(sample["seconds"].as_f64(), Some(small.seconds), "{b}");
+    }
+    std::fs::write(&file, "{}").unwrap();
+    let r = job(
+        FFT2D,
+        &shape,
+        &[
+            "--size",
+            "128",
+            "--schedule",
+            "fastfit",
+            "--trained",
+            &file_arg,
+        ],
+    );
+    failed_with(&r, "--trained");
+    let r = job(FFT2D, &shape, &["--size", "128", "--trained", &file_arg]);
+    failed_with(&r, "--trained applies to --schedule fastfit");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -26,6 +26,7 @@ use shmemplus_apps::cbir::search::{record, sad, top_k, Hit, TopK};
 use shmemplus_apps::cbir::{kernel, IndexedImage, PIXELS, SIDE};
 use shmemplus_apps::devices::{self, DeviceLine};
 use shmemplus_apps::phases::{deviation, ms, Phase, PhaseTimer};
+use shmemplus_apps::trained::{self, TrainedFile};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -304,16 +305,6 @@ fn free_boards(
         shmem.free(r)?;
     }
     Ok(())
-}
-
-/// What a FastFit run did with its `--trained` file.
-#[derive(Debug, Clone, Serialize)]
-struct TrainedFile {
-    path: String,
-    /// The boards started from the file's lines (it existed).
-    started_trained: bool,
-    /// This run's lines were written to it (its boards trained or refined them).
-    written: bool,
 }
 
 /// What the boards' kernels reported, per board.
@@ -1026,17 +1017,12 @@ fn fastfit_once(
     let use_boards = args.device != Device::Cpu && boards > 0;
     // An earlier run's lines, if --trained names a file that exists (read by every
     // PE before anything collective, so a bad file stops them all at one point).
-    let trained = match &args.trained {
-        Some(path) if path.exists() => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("--trained: reading {}", path.display()))?;
-            Some(
-                shmemplus_cosched::Trained::from_json(&text)
-                    .with_context(|| format!("--trained {}", path.display()))?,
-            )
-        }
-        _ => None,
-    };
+    let trained = args
+        .trained
+        .as_deref()
+        .map(trained::read)
+        .transpose()?
+        .flatten();
     let started_trained = trained.is_some();
     // A board's memory holds the query features, the records it keeps (all of the
     // loop's if a quarter of the memory holds them, else what a quarter holds; see
@@ -1161,21 +1147,11 @@ fn fastfit_once(
     })?;
     // PE 0's node's lines (the nodes are alike) for the next run, outside the phases.
     let trained_file = match (&args.trained, me == ROOT) {
-        (Some(path), true) => {
-            let written = match &report.trained {
-                Some(t) => {
-                    std::fs::write(path, serde_json::to_string_pretty(t)?)
-                        .with_context(|| format!("--trained: writing {}", path.display()))?;
-                    true
-                }
-                None => false,
-            };
-            Some(TrainedFile {
-                path: path.display().to_string(),
-                started_trained,
-                written,
-            })
-        }
+        (Some(path), true) => Some(trained::write(
+            path,
+            started_trained,
+            report.trained.as_ref(),
+        )?),
         _ => None,
     };
 
@@ -1375,20 +1351,7 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
             r.board_speedup, r.images_on_cpus, r.images_on_boards, r.max_per_board
         ));
         if let Some(t) = &r.trained {
-            line(format!(
-                "trained lines ({}): {}; {}",
-                t.path,
-                if t.started_trained {
-                    "the boards started from them"
-                } else {
-                    "none yet, the boards trained"
-                },
-                if t.written {
-                    "this run's written back"
-                } else {
-                    "nothing written (no board finished training)"
-                }
-            ));
+            line(t.line());
         }
     } else if r.images_on_boards > 0 {
         let assumed = match r.split_assume {

@@ -19,6 +19,7 @@ use shmemplus_apps::fft::distributed::{self, fft2d_distributed, BoardRows};
 use shmemplus_apps::fft::serial::{fft2d, input_row, max_relative_error, RowFft};
 use shmemplus_apps::fft::{kernel, Complex32};
 use shmemplus_apps::phases::{ms, Phase, PhaseTimer};
+use shmemplus_apps::trained::{self, TrainedFile};
 use std::process::ExitCode;
 
 /// The largest error `--verify` accepts, relative to the largest output magnitude.
@@ -125,6 +126,14 @@ struct Args {
     /// for `shmemplus cosched-plot FILE -o throughput.png`.
     #[arg(long, value_name = "FILE")]
     devices: Option<std::path::PathBuf>,
+    /// With --schedule fastfit: the boards start the row pass from the lines
+    /// (FastFit's model, the driver's cost, the CPU's speed) in this file, if it
+    /// exists, instead of training; after the run PE 0 writes what its boards knew at
+    /// the column pass's end to it (JSON). Keep one file per configuration (profile,
+    /// boards per node, size): lines from another are used as they are. Every PE
+    /// reads the file: on several hosts, each needs its copy.
+    #[arg(long, value_name = "FILE")]
+    trained: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Serialize)]
@@ -142,6 +151,10 @@ struct Report {
     /// transformed, both passes.
     #[serde(skip_serializing_if = "Option::is_none")]
     fastfit_rows: Option<FastfitRows>,
+    /// With FastFit and --trained: whether the boards started from the file's lines,
+    /// and whether this run's were written to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trained: Option<TrainedFile>,
     /// With FastFit: what each device did, both passes (the text report's table).
     #[serde(skip)]
     devices: Vec<DeviceLine>,
@@ -274,6 +287,16 @@ fn run(args: &Args) -> Result<()> {
     if args.devices.is_some() && args.schedule == Schedule::Static {
         bail!("--devices applies to --schedule fastfit or oracle");
     }
+    if args.trained.is_some() && args.schedule != Schedule::Fastfit {
+        bail!("--trained applies to --schedule fastfit");
+    }
+    // An earlier run's lines (every PE reads the file, before any board object).
+    let lines = args
+        .trained
+        .as_deref()
+        .map(trained::read)
+        .transpose()?
+        .flatten();
     if let Some(s) = args.split_assume {
         if args.schedule != Schedule::Oracle {
             bail!("--split-assume sets the static split the oracle compares with: use it with --schedule oracle");
@@ -379,7 +402,10 @@ fn run(args: &Args) -> Result<()> {
         Device::Cpu => distributed::Device::Cpu {
             slab_rows: args.slab_rows,
         },
-        Device::Fpga if shared => distributed::Device::Fastfit(&on_boards),
+        Device::Fpga if shared => distributed::Device::Fastfit {
+            boards: &on_boards,
+            trained: lines.as_ref(),
+        },
         Device::Fpga => distributed::Device::Boards(&on_boards),
     };
     let mut oracle = None;
@@ -431,6 +457,14 @@ fn run(args: &Args) -> Result<()> {
             );
             devices::write_timeline(path, title, &shmem, ff_devices.clone())?;
         }
+        let trained_file = match &args.trained {
+            Some(path) => Some(trained::write(
+                path,
+                lines.is_some(),
+                outcome.trained.as_ref(),
+            )?),
+            None => None,
+        };
         let fastfit_rows = match (&fastfit, args.schedule) {
             (Some(f), _) => Some(f.rows),
             (None, Schedule::Fastfit) => Some(FastfitRows {
@@ -449,6 +483,7 @@ fn run(args: &Args) -> Result<()> {
             device: args.device,
             schedule: args.schedule,
             fastfit_rows,
+            trained: trained_file,
             devices: if args.schedule == Schedule::Fastfit {
                 ff_devices.iter().map(DeviceLine::of).collect()
             } else {
@@ -649,7 +684,10 @@ fn sweep(
     let cpu_rows = ((r as f64 * share).round() as usize).min(r);
     let fixed = job.run(&split(cpu_rows))?;
     check.result_of(job, &fixed.outcome)?;
-    let fastfit = distributed::Device::Fastfit(on_boards);
+    let fastfit = distributed::Device::Fastfit {
+        boards: on_boards,
+        trained: None,
+    };
     job.run(&fastfit)?;
     let ff = job.run(&fastfit)?;
     check.result_of(job, &ff.outcome)?;
@@ -737,6 +775,9 @@ fn text(r: &Report) -> String {
             "schedule fastfit: PE 0 transformed {} rows on its CPU and {} on its boards (both passes)",
             f.cpu, f.boards
         ));
+        if let Some(t) = &r.trained {
+            line(t.line());
+        }
         for l in devices::table(&r.devices, "rows") {
             line(l);
         }

@@ -65,7 +65,13 @@ pub enum Device<'a> {
     Boards(&'a [BoardRows]),
     /// Shared at run time between this PE's CPU and its boards (FastFit): each
     /// board's object holds up to its `count` rows, the most a chunk may have.
-    Fastfit(&'a [BoardRows]),
+    Fastfit {
+        /// The boards and their objects.
+        boards: &'a [BoardRows],
+        /// Lines from an earlier run (`--trained`): the row pass starts from them
+        /// instead of training.
+        trained: Option<&'a shmemplus_cosched::Trained>,
+    },
     /// A static split of this PE's rows: its first `cpu_rows` rows on its CPU, the rest
     /// in equal parts on its boards (one chunk each, which must fit the board's
     /// object), both at once. The oracle's baseline.
@@ -100,6 +106,9 @@ pub struct Outcome {
     pub devices: Vec<shmemplus_cosched::DeviceReport>,
     /// With FastFit: when the row pass's loop started, on the job clock.
     pub loops_start: Option<std::time::Duration>,
+    /// With FastFit: what this PE's boards knew at the column pass's end (for the
+    /// next run), if they trained or started trained.
+    pub trained: Option<shmemplus_cosched::Trained>,
 }
 
 /// The 2D FFT of the distributed matrix whose `R` rows on this PE are `rows` (`R * N`
@@ -128,6 +137,7 @@ pub fn fft2d_distributed(
         board_rows: 0,
         devices: Vec::new(),
         loops_start: None,
+        trained: None,
     };
     match *device {
         Device::Cpu { slab_rows } => {
@@ -191,11 +201,14 @@ pub fn fft2d_distributed(
             turn_b_into_a(shmem, ct, timer, &mut out)?;
             out.result = Buffer::A;
         }
-        Device::Fastfit(on_boards) => {
+        Device::Fastfit {
+            boards: on_boards,
+            trained,
+        } => {
             let pass = FastfitPass {
                 on_boards,
                 name: "row FFTs",
-                trained: None,
+                trained: trained.cloned(),
             };
             let trained = fastfit_rows(shmem, fft, ct, rows, pass, timer, &mut out)?;
             turn_b_into_a(shmem, ct, timer, &mut out)?;
@@ -210,9 +223,10 @@ pub fn fft2d_distributed(
                 let pass = FastfitPass {
                     on_boards,
                     name: "column FFTs",
-                    trained,
+                    trained: trained.clone(),
                 };
-                fastfit_rows(shmem, fft, ct, a, pass, timer, &mut out)?;
+                let refined = fastfit_rows(shmem, fft, ct, a, pass, timer, &mut out)?;
+                out.trained = refined.or(trained);
             }
             turn_b_into_a(shmem, ct, timer, &mut out)?;
             out.result = Buffer::A;
