@@ -411,7 +411,7 @@ fn fastfit_keeps_its_trained_lines_in_a_file_for_the_next_run() {
     // timed anew), verifies, and writes its own back.
     let dir = scratch("fft2d-trained");
     let (file, devices) = (dir.join("lines.json"), dir.join("devices.json"));
-    let (file_arg, devices_arg) = (file.display().to_string(), devices.display().to_string());
+    let file_arg = file.display().to_string();
     let shape = Shape {
         n: 2,
         pes_per_node: Some(1),
@@ -432,28 +432,7 @@ fn fastfit_keeps_its_trained_lines_in_a_file_for_the_next_run() {
         assert_eq!(v["verified"], true, "{v}");
         v
     };
-    let first = fastfit(&["--trained", &file_arg]);
-    assert_eq!(first["trained"]["started_trained"], false, "{first}");
-    assert_eq!(first["trained"]["written"], true, "{first}");
-    let lines = std::fs::read_to_string(&file).unwrap();
-    let small = shmemplus_cosched::Trained::from_json(&lines)
-        .unwrap_or_else(|e| panic!("{e}: {lines}"))
-        .samples()[0];
-    let second = fastfit(&["--trained", &file_arg, "--devices", &devices_arg]);
-    assert_eq!(second["trained"]["started_trained"], true, "{second}");
-    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&devices).unwrap()).unwrap();
-    let boards: Vec<&serde_json::Value> = t["devices"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["device"]["kind"] == "board")
-        .collect();
-    assert_eq!(boards.len(), 2, "{t}");
-    for b in boards {
-        let sample = &b["fit"]["samples"][0];
-        assert_eq!(sample["items"].as_u64(), Some(small.items), "{b}");
-        assert_eq!(sample["seconds"].as_f64(), Some(small.seconds), "{b}");
-    }
+    common::trained_twice(fastfit, &file, &devices, 2);
     std::fs::write(&file, "{}").unwrap();
     let r = job(
         FFT2D,

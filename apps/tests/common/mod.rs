@@ -102,3 +102,39 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// `--trained FILE` across two runs of `fastfit(extra args)` (a FastFit run that
+/// verifies and returns its JSON report): the first trains and writes `file`; the
+/// second starts from it, writing its timeline to `devices`, and every one of its
+/// `boards` boards' lines goes through the file's small sample, time for time (a new
+/// sample would be timed anew).
+pub fn trained_twice(
+    fastfit: impl Fn(&[&str]) -> serde_json::Value,
+    file: &std::path::Path,
+    devices: &std::path::Path,
+    boards: usize,
+) {
+    let (file_arg, devices_arg) = (file.display().to_string(), devices.display().to_string());
+    let first = fastfit(&["--trained", &file_arg]);
+    assert_eq!(first["trained"]["started_trained"], false, "{first}");
+    assert_eq!(first["trained"]["written"], true, "{first}");
+    let lines = std::fs::read_to_string(file).unwrap();
+    let small = shmemplus_cosched::Trained::from_json(&lines)
+        .unwrap_or_else(|e| panic!("{e}: {lines}"))
+        .samples()[0];
+    let second = fastfit(&["--trained", &file_arg, "--devices", &devices_arg]);
+    assert_eq!(second["trained"]["started_trained"], true, "{second}");
+    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(devices).unwrap()).unwrap();
+    let on_boards: Vec<&serde_json::Value> = t["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["device"]["kind"] == "board")
+        .collect();
+    assert_eq!(on_boards.len(), boards, "{t}");
+    for b in on_boards {
+        let sample = &b["fit"]["samples"][0];
+        assert_eq!(sample["items"].as_u64(), Some(small.items), "{b}");
+        assert_eq!(sample["seconds"].as_f64(), Some(small.seconds), "{b}");
+    }
+}
