@@ -437,6 +437,17 @@ fn fastfit_keeps_its_trained_lines_in_a_file_for_the_next_run() {
         v
     };
     common::trained_twice(fastfit, &file, &devices, 2);
+    // Lines learned with one board per node are refused by a job with two.
+    let two_boards = Shape {
+        env: vec![("SHMEMPLUS_CLOCK", "virtual"), ("SHMEMPLUS_FPGAS", "2")],
+        ..shape.clone()
+    };
+    let r = job(
+        CBIR,
+        &two_boards,
+        &args(&["--schedule", "fastfit", "--trained", &file_arg]),
+    );
+    failed_with(&r, "1 board(s) per node; this run is");
     // A file that is not what a run writes is refused, naming it.
     std::fs::write(&file, r#"{"kernel": []}"#).unwrap();
     let r = job(

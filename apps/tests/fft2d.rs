@@ -433,6 +433,20 @@ fn fastfit_keeps_its_trained_lines_in_a_file_for_the_next_run() {
         v
     };
     common::trained_twice(fastfit, &file, &devices, 2);
+    // Lines learned on 128 x 128 are refused by a run of 64 x 64.
+    let r = job(
+        FFT2D,
+        &shape,
+        &[
+            "--size",
+            "64",
+            "--schedule",
+            "fastfit",
+            "--trained",
+            &file_arg,
+        ],
+    );
+    failed_with(&r, "learned by fft2d on 128 x 128");
     std::fs::write(&file, "{}").unwrap();
     let r = job(
         FFT2D,

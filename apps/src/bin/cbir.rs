@@ -107,9 +107,10 @@ struct Args {
     /// With --schedule fastfit: the boards start from the lines (FastFit's model,
     /// the driver's cost, the CPU's speed) in this file, if it exists, instead of
     /// training; after the run PE 0 writes what its node's boards learned to it (JSON).
-    /// Keep one file per kernel and configuration (profile, boards per node, images):
-    /// lines from another are used as they are. Every PE reads the file: on several
-    /// hosts, each needs its copy (a PE without one trains).
+    /// The file also holds the setting the lines were learned in (images, board
+    /// speed, profile, clock, PEs, boards per node): a run of another setting refuses
+    /// it. Every PE reads the file: on several hosts, each needs its copy (a PE
+    /// without one trains).
     #[arg(long, value_name = "FILE")]
     trained: Option<PathBuf>,
     /// With --schedule fastfit (and oracle's FastFit run): the fraction of a board's
@@ -1017,12 +1018,19 @@ fn fastfit_once(
     let use_boards = args.device != Device::Cpu && boards > 0;
     // An earlier run's lines, if --trained names a file that exists (read by every
     // PE before anything collective, so a bad file stops them all at one point).
-    let trained = args
-        .trained
-        .as_deref()
-        .map(trained::read)
-        .transpose()?
-        .flatten();
+    let setting = trained::Setting {
+        app: "cbir".into(),
+        work: format!("{n} images, boards {}x a CPU core", args.board_speedup),
+        profile: shmem.profile().name.clone(),
+        clock: shmem.clock().name().into(),
+        pes: topo.n_pes,
+        pes_per_node: topo.pes_per_node,
+        boards_per_node: boards,
+    };
+    let trained = match &args.trained {
+        Some(path) => trained::read(path, &setting)?,
+        None => None,
+    };
     let started_trained = trained.is_some();
     // A board's memory holds the query features, the records it keeps (all of the
     // loop's if a quarter of the memory holds them, else what a quarter holds; see
@@ -1149,6 +1157,7 @@ fn fastfit_once(
     let trained_file = match (&args.trained, me == ROOT) {
         (Some(path), true) => Some(trained::write(
             path,
+            &setting,
             started_trained,
             report.trained.as_ref(),
         )?),

@@ -129,9 +129,10 @@ struct Args {
     /// With --schedule fastfit: the boards start the row pass from the lines
     /// (FastFit's model, the driver's cost, the CPU's speed) in this file, if it
     /// exists, instead of training; after the run PE 0 writes what its boards knew at
-    /// the column pass's end to it (JSON). Keep one file per configuration (profile,
-    /// boards per node, size): lines from another are used as they are. Every PE
-    /// reads the file: on several hosts, each needs its copy.
+    /// the column pass's end to it (JSON), with the setting they were learned in
+    /// (size, board speed, profile, clock, PEs, boards per node): a run of another
+    /// setting refuses the file. Every PE reads the file: on several hosts, each
+    /// needs its copy.
     #[arg(long, value_name = "FILE")]
     trained: Option<std::path::PathBuf>,
 }
@@ -291,12 +292,19 @@ fn run(args: &Args) -> Result<()> {
         bail!("--trained applies to --schedule fastfit");
     }
     // An earlier run's lines (every PE reads the file, before any board object).
-    let lines = args
-        .trained
-        .as_deref()
-        .map(trained::read)
-        .transpose()?
-        .flatten();
+    let setting = trained::Setting {
+        app: "fft2d".into(),
+        work: format!("{n} x {n}, boards {}x a CPU core", args.board_speedup),
+        profile: shmem.profile().name.clone(),
+        clock: shmem.clock().name().into(),
+        pes: topo.n_pes,
+        pes_per_node: topo.pes_per_node,
+        boards_per_node: boards,
+    };
+    let lines = match &args.trained {
+        Some(path) => trained::read(path, &setting)?,
+        None => None,
+    };
     if let Some(s) = args.split_assume {
         if args.schedule != Schedule::Oracle {
             bail!("--split-assume sets the static split the oracle compares with: use it with --schedule oracle");
@@ -460,6 +468,7 @@ fn run(args: &Args) -> Result<()> {
         let trained_file = match &args.trained {
             Some(path) => Some(trained::write(
                 path,
+                &setting,
                 lines.is_some(),
                 outcome.trained.as_ref(),
             )?),

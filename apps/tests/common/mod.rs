@@ -118,9 +118,11 @@ pub fn trained_twice(
     let first = fastfit(&["--trained", &file_arg]);
     assert_eq!(first["trained"]["started_trained"], false, "{first}");
     assert_eq!(first["trained"]["written"], true, "{first}");
-    let lines = std::fs::read_to_string(file).unwrap();
-    let small = shmemplus_cosched::Trained::from_json(&lines)
-        .unwrap_or_else(|e| panic!("{e}: {lines}"))
+    // The file: the setting the lines were learned in, and the lines.
+    let stored: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    assert!(stored["setting"]["app"].is_string(), "{stored}");
+    let small = shmemplus_cosched::Trained::from_json(&stored["lines"].to_string())
+        .unwrap_or_else(|e| panic!("{e}: {stored}"))
         .samples()[0];
     let second = fastfit(&["--trained", &file_arg, "--devices", &devices_arg]);
     assert_eq!(second["trained"]["started_trained"], true, "{second}");
