@@ -33,6 +33,23 @@ pub struct Setting {
     pub boards_per_node: u32,
 }
 
+impl Setting {
+    /// The setting of `app` doing `work` in this job (its profile, clock, PEs and
+    /// boards come from `shmem`).
+    pub fn of_job(shmem: &shmemplus::Shmem, app: &str, work: String) -> Setting {
+        let topo = shmem.topology();
+        Setting {
+            app: app.into(),
+            work,
+            profile: shmem.profile().name.clone(),
+            clock: shmem.clock().name().into(),
+            pes: topo.n_pes,
+            pes_per_node: topo.pes_per_node,
+            boards_per_node: shmem.fpgas(),
+        }
+    }
+}
+
 impl std::fmt::Display for Setting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(

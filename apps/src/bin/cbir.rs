@@ -1018,15 +1018,11 @@ fn fastfit_once(
     let use_boards = args.device != Device::Cpu && boards > 0;
     // An earlier run's lines, if --trained names a file that exists (read by every
     // PE before anything collective, so a bad file stops them all at one point).
-    let setting = trained::Setting {
-        app: "cbir".into(),
-        work: format!("{n} images, boards {}x a CPU core", args.board_speedup),
-        profile: shmem.profile().name.clone(),
-        clock: shmem.clock().name().into(),
-        pes: topo.n_pes,
-        pes_per_node: topo.pes_per_node,
-        boards_per_node: boards,
-    };
+    let setting = trained::Setting::of_job(
+        shmem,
+        "cbir",
+        format!("{n} images, boards {}x a CPU core", args.board_speedup),
+    );
     let trained = match &args.trained {
         Some(path) => trained::read(path, &setting)?,
         None => None,

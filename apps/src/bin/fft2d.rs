@@ -292,15 +292,11 @@ fn run(args: &Args) -> Result<()> {
         bail!("--trained applies to --schedule fastfit");
     }
     // An earlier run's lines (every PE reads the file, before any board object).
-    let setting = trained::Setting {
-        app: "fft2d".into(),
-        work: format!("{n} x {n}, boards {}x a CPU core", args.board_speedup),
-        profile: shmem.profile().name.clone(),
-        clock: shmem.clock().name().into(),
-        pes: topo.n_pes,
-        pes_per_node: topo.pes_per_node,
-        boards_per_node: boards,
-    };
+    let setting = trained::Setting::of_job(
+        &shmem,
+        "fft2d",
+        format!("{n} x {n}, boards {}x a CPU core", args.board_speedup),
+    );
     let lines = match &args.trained {
         Some(path) => trained::read(path, &setting)?,
         None => None,
