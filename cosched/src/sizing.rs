@@ -288,26 +288,28 @@ enum Stop {
     Predicted { driver_item_s: f64, cpu_item_s: f64 },
 }
 
-/// A running mean of seconds per item.
+/// Seconds per item, smoothed over the last measurements (each new one weighs half,
+/// as the CPU's rate in [`CpuSizer`]). Not the mean since the loop began: a first
+/// piece that paid first-use costs (in a debug build under load, several times a
+/// row's FFT) kept the mean above the boards' modeled transfers for a whole short
+/// loop, and the boards, which should not even train there, took every row.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct PerItem {
-    items: u64,
-    seconds: f64,
+    per_item: Option<f64>,
 }
 
 impl PerItem {
     pub(crate) fn add(&mut self, items: u64, seconds: f64) {
-        self.items += items;
-        self.seconds += seconds.max(0.0);
+        if items == 0 {
+            return;
+        }
+        let measured = seconds.max(0.0) / items as f64;
+        self.per_item = Some(self.per_item.map_or(measured, |t| 0.5 * t + 0.5 * measured));
     }
 
     /// Seconds per item (0 before any).
     pub(crate) fn per_item(&self) -> f64 {
-        if self.items == 0 {
-            0.0
-        } else {
-            self.seconds / self.items as f64
-        }
+        self.per_item.unwrap_or(0.0)
     }
 }
 
@@ -1036,6 +1038,22 @@ mod tests {
             s.took(left);
             s.done(80, seconds(80));
         }
+    }
+
+    #[test]
+    fn a_slow_first_piece_fades_from_the_cpus_time_per_item() {
+        let mut t = PerItem::default();
+        assert_eq!(t.per_item(), 0.0);
+        // One row that paid 1 ms of first-use costs, then rows of 20 us: a mean would
+        // still say (1000 + 12 * 20) / 13 = 95 us after twelve of them.
+        t.add(1, 1e-3);
+        for _ in 0..6 {
+            t.add(2, 40e-6);
+        }
+        assert!(t.per_item() < 40e-6, "{}", t.per_item());
+        assert!(t.per_item() > 20e-6);
+        t.add(0, 1.0);
+        assert!(t.per_item() < 40e-6);
     }
 
     #[test]
