@@ -102,8 +102,9 @@ pub struct DeviceReport {
     pub fit: Option<BoardFit>,
     /// Why a board was retired, if it failed (its chunk was rerun on the CPU path).
     pub failed: Option<String>,
-    /// Why a board stopped taking chunks before the pool was empty, if it did (on
-    /// one driver thread: it costs that thread more per iteration than the CPU).
+    /// Why a board stopped taking chunks before the pool was empty, if it did: the
+    /// CPUs do what is left within the board's latency (the loop's tail), or, on one
+    /// driver thread, it costs that thread more per iteration than the CPU.
     #[serde(default)]
     pub stopped: Option<String>,
 }

@@ -644,6 +644,11 @@ fn board_thread<B: BoardPath>(
         });
         sizer.done(items, end_s - start_s);
     }
+    if sizer.stopped() {
+        // Not the pool's end: the CPUs take the rest (the loop's tail).
+        report.stopped = sizer.stop_reason();
+        sizer.retire();
+    }
     report.fit = sizer.into_fit();
     Ok(report)
 }

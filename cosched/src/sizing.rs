@@ -273,7 +273,8 @@ pub(crate) struct BoardSizer {
     n: u64,
 }
 
-/// Why a board stopped taking before the pool was empty (one driver thread).
+/// Why a board stopped taking before the pool was empty (`Measured` and `Predicted`:
+/// one driver thread only).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Stop {
     /// Trained, and its measured staging and fetching per iteration, at the chunk it
@@ -286,6 +287,13 @@ enum Stop {
     },
     /// The model's transfers alone cost that much: it did not train.
     Predicted { driver_item_s: f64, cpu_item_s: f64 },
+    /// The CPUs finish what is left before a chunk of any size would end on the
+    /// board (its latency): the loop's tail is theirs.
+    Tail {
+        left: u64,
+        latency_s: f64,
+        cpus_s: f64,
+    },
 }
 
 /// Seconds per item, smoothed over the last measurements (each new one weighs half,
@@ -481,6 +489,27 @@ impl BoardSizer {
                 cpu_rate.max(0.0) * model.item_s,
             ),
         };
+        let left = self.n.saturating_sub(handed_out);
+        // The tail: a chunk of any size ends on the board no sooner than its
+        // latency, so when the job's CPUs do all that is left in less, whatever the
+        // board took would end the loop later (and the share below would still
+        // give it an iteration: a row of the FFT cost a 12 us kernel where the CPU
+        // takes 3). The CPUs' seconds per iteration: the CPU path's own on a shared
+        // thread, else the measured rate's.
+        let cpu_s = cpu_item_s
+            .filter(|&t| t > 0.0)
+            .or((cpu_rate > 0.0).then(|| 1.0 / cpu_rate));
+        if let (Some(t), true) = (cpu_s, self.cpus > 0) {
+            let cpus_s = left as f64 * t / cpus;
+            if cpus_s < model.latency_s {
+                self.stopped.set(Some(Stop::Tail {
+                    left,
+                    latency_s: model.latency_s,
+                    cpus_s,
+                }));
+                return None;
+            }
+        }
         let share_of = |left: u64| {
             let share = (left as f64 - cpus * per_latency) / (self.boards as f64 + cpus * per_item);
             // `as` saturates, and NaN gives 0.
@@ -491,7 +520,6 @@ impl BoardSizer {
         // moment ago, come out of it). Later the others are amid chunks like this
         // one's last, and what is left now is what remains to share: without this cap
         // the last round's first takers would each take what was left a round ago.
-        let left = self.n.saturating_sub(handed_out);
         let round_left = self.round_left();
         let mut share = share_of(round_left);
         if self.production {
@@ -617,6 +645,15 @@ impl BoardSizer {
                 "never trained: the model's transfers alone cost the PE's thread {:.2} us an iteration at the largest chunk, the CPU {:.2} us",
                 us(driver_item_s),
                 us(cpu_item_s)
+            ),
+            Stop::Tail {
+                left,
+                latency_s,
+                cpus_s,
+            } => format!(
+                "stopped: the CPUs do the {left} iterations left in {:.2} us, less than the board's latency ({:.2} us)",
+                us(cpus_s),
+                us(latency_s)
             ),
         })
     }
@@ -1066,9 +1103,43 @@ mod tests {
         assert_eq!(s.want(0.0, None, 0).unwrap(), 1500);
         // 4 CPUs at 10^4 items/s: 2 c + 4e4 (2e-3 + 1e-5 c) = 3000, c = 2920 / 2.4.
         assert_eq!(s.want(1e4, None, 0).unwrap(), 1217);
-        // CPUs that would do everything within one board latency: one item at most.
+        // CPUs that would do what is left within one board latency (50 items / 4
+        // CPUs at 10^5 items/s: 125 us, the latency 2 ms): the tail is theirs.
         s.took(50);
-        assert_eq!(s.want(1e5, None, 0).unwrap(), 1);
+        assert_eq!(s.want(1e5, None, 999_950), None);
+        assert!(s.stopped());
+        let why = s.stop_reason().unwrap();
+        assert!(
+            why.contains("the 50 iterations left in 125.00 us")
+                && why.contains("latency (2000.00 us)"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_board_leaves_the_tail_to_cpus_that_finish_it_within_its_latency() {
+        let training = SharedTraining::default();
+        let mut s = board(0, 1, 2, &training);
+        train(&mut s, 999_500);
+        s.took(500);
+        // 2 CPUs at 10^4 items/s do 40 items in 2 ms, the board's latency: it
+        // still takes (the share: 40 - 2e4 (2e-3 + 1e-5 c) = c, c = 0).
+        assert_eq!(s.want(1e4, None, 999_960), Some(1));
+        assert!(!s.stopped());
+        // 39 take them 1.95 ms: it stops.
+        assert_eq!(s.want(1e4, None, 999_961), None);
+        assert!(s.stopped());
+        // Without CPUs, or before their speed is known, it takes.
+        let s = board(0, 1, 0, &training);
+        assert!(s.want(1e4, None, 999_999).is_some() && !s.stopped());
+        let s = board(0, 1, 2, &training);
+        assert!(s.want(0.0, None, 999_999).is_some() && !s.stopped());
+        // On a shared thread the CPU path's own time counts: 39 items at 50 us.
+        let s = board(0, 1, 1, &training);
+        assert_eq!(s.want(0.0, Some(5e-5), 999_961), None);
+        assert!(s.stopped());
+        let s = board(0, 1, 1, &training);
+        assert!(s.want(0.0, Some(5e-5), 999_959).is_some() && !s.stopped());
     }
 
     #[test]
