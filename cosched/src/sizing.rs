@@ -14,7 +14,9 @@
 //!   the first boards to take would swallow the loop and the last would idle; with
 //!   it the chunks shrink towards the end of the loop, as in guided self-scheduling,
 //!   weighted by the devices' speeds. Never more than the board's buffers hold
-//!   (`max`). When one thread drives the boards and a CPU (the virtual clock's
+//!   (`max`). The loop's tail is the CPUs': once they would do all that is left
+//!   within the model's latency, a board stops (a chunk of any size would end later).
+//!   When one thread drives the boards and a CPU (the virtual clock's
 //!   driver), a chunk's DONE may wait for the driver; the mean of that wait is added to
 //!   the model's latency, since the chunk must amortise it too.
 //!   On that one thread, which stages the node's chunks one after the other, a

@@ -904,19 +904,34 @@ impl CbirBoards<'_> {
                     kept.len,
                     self.shmem.my_pe()
                 );
-                for range in std::mem::take(&mut kept.ranges) {
-                    cpu(range).map_err(|e| {
-                        format!(
-                            "node {node} board {board}: its records could not be fetched \
-                             ({why}), and recomputing them failed: {e}"
-                        )
-                    })?;
-                }
-                *kept = Kept::default();
+                recompute(&mut kept, cpu).map_err(|e| {
+                    format!(
+                        "node {node} board {board}: its records could not be fetched \
+                         ({why}), and recomputing them failed: {e}"
+                    )
+                })?;
             }
         }
         Ok(())
     }
+}
+
+/// The chunks whose records a board holds, recomputed by `cpu` in the order they
+/// were taken (their records could not be fetched); the board then holds none. A chunk
+/// that fails there is an error naming its images, and it and the chunks after it
+/// stay counted as held.
+fn recompute(
+    kept: &mut Kept,
+    cpu: &dyn Fn(std::ops::Range<u64>) -> Result<(), String>,
+) -> Result<(), String> {
+    while let Some(range) = kept.ranges.first().cloned() {
+        cpu(range.clone())
+            .map_err(|e| format!("images {}..{}: {e}", range.start, range.end))?;
+        kept.ranges.remove(0);
+        kept.len = kept.len.saturating_sub(range.end - range.start);
+    }
+    *kept = Kept::default();
+    Ok(())
 }
 
 /// `ranges` with each run of adjacent ranges (one's end the next's start) merged.
@@ -1494,4 +1509,50 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[test]
+    fn a_boards_records_that_cannot_be_fetched_are_recomputed_chunk_by_chunk() {
+        let held = || Kept {
+            len: 30,
+            ranges: vec![0..10, 20..30, 10..20],
+        };
+        let ran = RefCell::new(Vec::new());
+        let cpu = |r: std::ops::Range<u64>| -> Result<(), String> {
+            ran.borrow_mut().push(r);
+            Ok(())
+        };
+        let mut kept = held();
+        recompute(&mut kept, &cpu).unwrap();
+        assert_eq!(*ran.borrow(), vec![0..10, 20..30, 10..20]);
+        assert_eq!((kept.len, kept.ranges.len()), (0, 0));
+        // A chunk that fails on the CPU too: an error naming its images; it and the
+        // ones after it are still held.
+        let failing = |r: std::ops::Range<u64>| -> Result<(), String> {
+            if r.start == 20 {
+                Err("no memory".into())
+            } else {
+                Ok(())
+            }
+        };
+        let mut kept = held();
+        let e = recompute(&mut kept, &failing).unwrap_err();
+        assert!(e.contains("images 20..30: no memory"), "{e}");
+        assert_eq!(kept.ranges, vec![20..30, 10..20]);
+        assert_eq!(kept.len, 20);
+    }
+
+    #[test]
+    fn adjacent_chunks_merge_into_runs() {
+        assert_eq!(
+            adjacent_runs(&[0..10, 10..12, 20..30, 30..31, 5..6]),
+            vec![0..12, 20..31, 5..6]
+        );
+        assert!(adjacent_runs(&[]).is_empty());
+    }
 }
