@@ -94,9 +94,18 @@ impl DeadlinePlan<'_> {
         {
             return None;
         }
-        // By `hi` this board alone finishes everything left.
+        // By `hi` this board alone finishes everything left. The bisection stops once
+        // `hi` is within a 32nd of an iteration's time of the deadline (its chunk then
+        // within a 32nd of an iteration), not at the float's last bit: a board asks
+        // before every chunk, on the thread that drives the boards and runs the CPU
+        // path, and sixty rounds over the node's boards cost it microseconds a take
+        // (the 2D FFT's passes on native take 50-100 us).
+        let precision = self.board.item_s / 32.0;
         let (mut lo, mut hi) = (0.0, self.board.seconds(self.left.ceil() as u64));
         for _ in 0..60 {
+            if hi - lo <= precision {
+                break;
+            }
             let mid = 0.5 * (lo + hi);
             if self.finished_by(mid).0 >= self.left {
                 hi = mid;
@@ -105,8 +114,9 @@ impl DeadlinePlan<'_> {
             }
         }
         let mine = self.finished_by(hi).1;
-        // `as` saturates, and NaN gives 0.
-        Some((mine.ceil() as u64).max(1))
+        // Rounded up, but not for the bisection's last 32nd. `as` saturates, and NaN
+        // gives 0.
+        Some(((mine - 1.0 / 32.0).ceil() as u64).max(1))
     }
 }
 
@@ -184,6 +194,37 @@ mod tests {
         p.own_cpu_item_s = Some(10.0);
         // e = 10 c and the CPU does (e - c) / 10 = 0.9 c: c = 400 / 1.9.
         assert_eq!(p.first_chunk(), Some(211));
+    }
+
+    #[test]
+    fn the_bisection_stops_early_without_moving_the_chunk_by_more_than_one() {
+        // The deadline to the float's last bit, as the plan once searched it.
+        let exact = |p: &DeadlinePlan<'_>| {
+            let (mut lo, mut hi) = (0.0, p.board.seconds(p.left.ceil() as u64));
+            for _ in 0..200 {
+                let mid = 0.5 * (lo + hi);
+                if p.finished_by(mid).0 >= p.left {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            (p.finished_by(hi).1.ceil() as u64).max(1)
+        };
+        let busy = NodeNow {
+            queued: 2,
+            busy: vec![(3e-5, 60)],
+        };
+        for left in [1.0, 7.0, 64.0, 255.0, 2000.0, 1e6] {
+            for staging in [0.0, 1e-7, 2e-6] {
+                let mut p = plan(5.4e-7, staging, left, &busy);
+                p.board.latency_s = 1.2e-5;
+                p.driver.latency_s = 3e-6;
+                p.own_cpu_item_s = Some(3e-6);
+                let (fast, slow) = (p.first_chunk().unwrap(), exact(&p));
+                assert!(fast.abs_diff(slow) <= 1, "left {left}: {fast} vs {slow}");
+            }
+        }
     }
 
     #[test]

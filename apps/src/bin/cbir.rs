@@ -925,8 +925,7 @@ fn recompute(
     cpu: &dyn Fn(std::ops::Range<u64>) -> Result<(), String>,
 ) -> Result<(), String> {
     while let Some(range) = kept.ranges.first().cloned() {
-        cpu(range.clone())
-            .map_err(|e| format!("images {}..{}: {e}", range.start, range.end))?;
+        cpu(range.clone()).map_err(|e| format!("images {}..{}: {e}", range.start, range.end))?;
         kept.ranges.remove(0);
         kept.len = kept.len.saturating_sub(range.end - range.start);
     }
