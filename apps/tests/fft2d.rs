@@ -272,6 +272,21 @@ fn the_oracle_times_every_split_and_checks_every_run() {
     assert_eq!(v["split_assume"].as_f64().unwrap(), 3.0);
     assert!(v["static_s"].as_f64().unwrap() > 0.0);
     assert!(v["fastfit_s"].as_f64().unwrap() > 0.0);
+    // The passes alone: part of each run's time, the corner turns left out.
+    for t in sweep {
+        let (passes, all) = (
+            t["passes_s"].as_f64().unwrap(),
+            t["parallel_s"].as_f64().unwrap(),
+        );
+        assert!(passes > 0.0 && passes < all, "{t}");
+    }
+    for (passes, all) in [
+        ("static_passes_s", "static_s"),
+        ("fastfit_passes_s", "fastfit_s"),
+    ] {
+        let (passes, all) = (v[passes].as_f64().unwrap(), v[all].as_f64().unwrap());
+        assert!(passes > 0.0 && passes < all, "{passes} of {all}");
+    }
     let rows = &v["fastfit_rows"];
     assert_eq!(
         rows["cpu"].as_u64().unwrap() + rows["boards"].as_u64().unwrap(),

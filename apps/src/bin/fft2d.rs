@@ -172,6 +172,13 @@ struct Report {
     /// With the oracle: FastFit's `parallel_s`.
     #[serde(skip_serializing_if = "Option::is_none")]
     fastfit_s: Option<f64>,
+    /// With the oracle: the static split's row and column passes, without the
+    /// corner turns (the work a schedule shares; the turns are the same under all).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    static_passes_s: Option<f64>,
+    /// With the oracle: FastFit's passes, as `static_passes_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fastfit_passes_s: Option<f64>,
     board_speedup: Option<f64>,
     cpu_ns_per_point: Option<f64>,
     /// What the CPU path's speed stands for (this host's core, or the modeled core).
@@ -201,6 +208,8 @@ struct SplitTime {
     cpu_share: f64,
     /// The run's time, all phases after load.
     parallel_s: f64,
+    /// Its row and column passes alone (without the corner turns).
+    passes_s: f64,
 }
 
 /// Where PE 0's rows went under FastFit, both passes.
@@ -418,7 +427,12 @@ fn run(args: &Args) -> Result<()> {
         let mut o = sweep(&mut job, &on_boards, &mut check, args, topo.pes_per_node)?;
         let best = o.best;
         oracle_ff_devices = Some(std::mem::take(&mut o.fastfit.devices));
-        oracle = Some((o.sweep, o.split_assume, o.static_s, o.fastfit));
+        oracle = Some((
+            o.sweep,
+            o.split_assume,
+            (o.static_s, o.static_passes_s),
+            o.fastfit,
+        ));
         best
     } else {
         let run = job.run(&device)?;
@@ -496,8 +510,10 @@ fn run(args: &Args) -> Result<()> {
             },
             sweep,
             split_assume,
-            static_s,
-            fastfit_s: fastfit.map(|f| f.parallel_s),
+            static_s: static_s.map(|s| s.0),
+            fastfit_s: fastfit.as_ref().map(|f| f.parallel_s),
+            static_passes_s: static_s.map(|s| s.1),
+            fastfit_passes_s: fastfit.as_ref().map(|f| f.passes_s),
             board_speedup: speed.map(|s| s.speedup),
             cpu_ns_per_point: speed.map(|s| s.cpu_seconds_per_element * 1e9),
             cpu_basis: basis,
@@ -557,6 +573,14 @@ struct Run {
     outcome: distributed::Outcome,
     /// All phases after load.
     parallel_s: f64,
+}
+
+impl Run {
+    /// The row and column passes alone: the phases of a shared or static pass,
+    /// without the corner turns.
+    fn passes_s(&self) -> f64 {
+        self.timer.seconds("row FFTs") + self.timer.seconds("column FFTs")
+    }
 }
 
 impl Job<'_> {
@@ -629,15 +653,19 @@ impl Check {
 struct Oracle {
     best: Run,
     sweep: Vec<SplitTime>,
-    /// The speed ratio of its static split, and that split's time.
+    /// The speed ratio of its static split, and that split's time (all phases after
+    /// load, and its passes alone).
     split_assume: f64,
     static_s: f64,
+    static_passes_s: f64,
     fastfit: FastfitRun,
 }
 
 /// FastFit's run in the oracle.
 struct FastfitRun {
     parallel_s: f64,
+    /// Its passes alone (`Run::passes_s`).
+    passes_s: f64,
     rows: FastfitRows,
     /// Its devices (PE 0).
     devices: Vec<shmemplus_cosched::DeviceReport>,
@@ -677,6 +705,7 @@ fn sweep(
         sweep.push(SplitTime {
             cpu_share: step as f64 / 10.0,
             parallel_s: run.parallel_s,
+            passes_s: run.passes_s(),
         });
         if best.as_ref().is_none_or(|b| run.parallel_s < b.parallel_s) {
             best = Some(run);
@@ -702,8 +731,10 @@ fn sweep(
         sweep,
         split_assume: assume,
         static_s: fixed.parallel_s,
+        static_passes_s: fixed.passes_s(),
         fastfit: FastfitRun {
             parallel_s: ff.parallel_s,
+            passes_s: ff.passes_s(),
             rows: FastfitRows {
                 cpu: ff.outcome.cpu_rows,
                 boards: ff.outcome.board_rows,
@@ -852,6 +883,23 @@ fn text(r: &Report) -> String {
                 "fastfit",
                 ms(ff),
                 vs_best(ff)
+            ));
+        }
+        // The passes alone: what the schedules share, without the corner turns.
+        let best_passes = r.sweep.iter().find(|t| t.parallel_s == best);
+        if let (Some(b), Some(st), Some(ff)) = (best_passes, r.static_passes_s, r.fastfit_passes_s)
+        {
+            line(format!(
+                "passes alone (row + column phases, no corner turns): best split {} ms, \
+                 static {} ms, fastfit {} ms ({:.2}x the best split's)",
+                ms(b.passes_s).trim(),
+                ms(st).trim(),
+                ms(ff).trim(),
+                if b.passes_s > 0.0 {
+                    ff / b.passes_s
+                } else {
+                    f64::NAN
+                }
             ));
         }
     }

@@ -26,6 +26,9 @@
 //! - `FF/static`: FastFit over the static split with the assumed speed ratio. A `true`
 //!   assumption is the boards' true speed ratio; the CBIR defaults 10 and 40 are off by
 //!   2x either way (for the FFT use 5 and 20).
+//! - `FF/passes` (the FFT only): `FF/split` for the row and column passes alone,
+//!   without the corner turns, which are the same work under every schedule and
+//!   most of the FFT's time and noise on native.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -37,6 +40,9 @@ struct Times {
     fastfit: f64,
     /// Every static split's time, by its share of the work on the CPUs.
     sweep: Vec<(f64, f64)>,
+    /// The FFT only: FastFit's row and column passes without the corner turns, and
+    /// every split's, in the sweep's order.
+    passes: Option<(f64, Vec<f64>)>,
 }
 
 /// The benchmark's settings.
@@ -167,6 +173,14 @@ fn run_once(
                 "parallel_s"
             },
         )?,
+        passes: if s.app == "cbir" {
+            None
+        } else {
+            Some((
+                field("fastfit_passes_s")?,
+                sweep(&v, "passes_s")?.into_iter().map(|(_, t)| t).collect(),
+            ))
+        },
     })
 }
 
@@ -221,8 +235,10 @@ fn main() -> Result<(), String> {
         .ok_or("own executable has no directory")?
         .to_path_buf();
     if !s.json {
+        // The FFT's last column: FF/split for the row and column passes alone.
+        let passes = if s.app == "cbir" { "" } else { "  FF/passes" };
         println!(
-            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>8} {:>10}",
+            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>8} {:>10}{passes}",
             "profile",
             "boards",
             "assume",
@@ -251,6 +267,13 @@ fn main() -> Result<(), String> {
                     m(&|t| t.sweep[split].1),
                     m(&|t| t.fastfit / t.sweep[split].1),
                 );
+                // The FFT: the same ratio for the passes alone (the corner turns, the
+                // same work under every schedule, are most of its time and noise).
+                let vs_split_passes = runs
+                    .iter()
+                    .map(|t| t.passes.as_ref().map(|(ff, sweep)| ff / sweep[split]))
+                    .collect::<Option<Vec<f64>>>()
+                    .map(median);
                 if s.json {
                     println!(
                         "{}",
@@ -262,11 +285,13 @@ fn main() -> Result<(), String> {
                             "fastfit_over_best": vs_best, "fastfit_over_static": vs_static,
                             "best_split_cpu_share": split_share, "best_split_s": split_s,
                             "fastfit_over_best_split": vs_split,
+                            "fastfit_over_best_split_passes": vs_split_passes,
                         })
                     );
                 } else {
+                    let passes = vs_split_passes.map_or(String::new(), |p| format!(" {p:>10.3}"));
                     println!(
-                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {vs_split:>8.3} {vs_static:>10.3}",
+                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {vs_split:>8.3} {vs_static:>10.3}{passes}",
                         best * 1e3,
                         fixed * 1e3,
                         ff * 1e3
