@@ -351,6 +351,12 @@ fn fastfit_reports_every_device_of_both_passes() {
             .collect();
         let items: u64 = mine.iter().map(|s| s.2).sum();
         assert_eq!(items, d["items"].as_u64().unwrap(), "{d}");
+        // A board's first chunk is a training sample: at most a quarter of its even
+        // share of the PE's rows (64 / 2 boards / 4), not of all of them.
+        if d["device"]["kind"] == "board" {
+            let first = mine.iter().min_by(|a, b| a.0.total_cmp(&b.0)).unwrap();
+            assert!(first.2 <= 8, "a first chunk of {} rows: {d}", first.2);
+        }
         spans.extend(mine);
     }
     assert_eq!(spans.iter().map(|s| s.2).sum::<u64>(), 2 * 128, "{text}");

@@ -286,13 +286,19 @@ fn fastfit_rows(
             to_board: (n * size_of::<Complex32>()) as u64,
             from_board: (n * size_of::<Complex32>()) as u64,
         }),
-        // Training chunks of a sixteenth and a quarter of the PE's rows: FastFit's
-        // default (a 64th of the loop per worker) is one and four rows here, whose
-        // times differ by less than the noise of the kernel's 12 us latency, and
-        // the line through them sized the boards' chunks wrongly.
+        // Training chunks of a sixteenth and a quarter of a board's even share of
+        // the PE's rows: FastFit's default (a 64th of the loop per worker) is one
+        // and four rows here, whose times differ by less than the noise of the
+        // kernel's 12 us latency, and the line through them sized the boards'
+        // chunks wrongly. Of the PE's rows rather than the share, the large sample
+        // was a whole share with 4 boards (64 of 256 rows, as long as the static
+        // split's whole pass) while the node's other boards waited for the model:
+        // FastFit's passes took 2.1-2.2x the best split's, 1.6-1.8x with these
+        // (native, 4 boards per node; 1.5-1.6x -> 1.3-1.4x with 2).
         samples: Some({
-            let small = (r as u64 / 16).max(1);
-            (small, (r as u64 / 4).max(small + 1))
+            let per = r as u64 / on_boards.len().max(1) as u64;
+            let small = (per / 16).max(1);
+            (small, (per / 4).max(small + 1))
         }),
         trained,
         ..shmemplus_cosched::Options::default()
