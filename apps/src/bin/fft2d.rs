@@ -579,7 +579,7 @@ impl Run {
     /// The row and column passes alone: the phases of a shared or static pass,
     /// without the corner turns.
     fn passes_s(&self) -> f64 {
-        self.timer.seconds("row FFTs") + self.timer.seconds("column FFTs")
+        self.timer.seconds(distributed::ROW_FFTS) + self.timer.seconds(distributed::COLUMN_FFTS)
     }
 }
 

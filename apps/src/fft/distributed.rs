@@ -39,6 +39,11 @@ pub const PASS_1: &str = "row FFTs + turn";
 pub const PASS_2: &str = "column FFTs + turn";
 /// Name of the phase of the corner turns alone (the default, and with boards).
 pub const TURNS: &str = "corner turns";
+/// Name of the phase of the row FFTs without their turn (on the CPUs by default, on
+/// the boards, in a static split and under FastFit).
+pub const ROW_FFTS: &str = "row FFTs";
+/// The same for the second pass (the columns of the original).
+pub const COLUMN_FFTS: &str = "column FFTs";
 
 /// This PE's rows on one board: `count` rows from its row `first`, in `obj`.
 pub struct BoardRows {
@@ -172,7 +177,7 @@ pub fn fft2d_distributed(
         }
         Device::Boards(on_boards) => {
             to_boards(shmem, n, rows, on_boards, timer)?;
-            board_pass(shmem, ct, on_boards, "row FFTs", timer, &mut out)?;
+            board_pass(shmem, ct, on_boards, ROW_FFTS, timer, &mut out)?;
             {
                 // SAFETY: no PE writes its A while this slice lives: the first pass's
                 // turn into A was completed by its quiet and barrier, and the second
@@ -181,7 +186,7 @@ pub fn fft2d_distributed(
                 let a = unsafe { shmem.local_slice(ct.object(Buffer::A))? };
                 to_boards(shmem, n, a, on_boards, timer)?;
             }
-            board_pass(shmem, ct, on_boards, "column FFTs", timer, &mut out)?;
+            board_pass(shmem, ct, on_boards, COLUMN_FFTS, timer, &mut out)?;
             out.result = Buffer::A;
         }
         Device::Split { boards, cpu_rows } => {
@@ -189,14 +194,14 @@ pub fn fft2d_distributed(
                 on_boards: boards,
                 cpu_rows,
             };
-            split.rows(shmem, fft, ct, rows, "row FFTs", timer, &mut out)?;
+            split.rows(shmem, fft, ct, rows, ROW_FFTS, timer, &mut out)?;
             turn_b_into_a(shmem, ct, timer, &mut out)?;
             {
                 // SAFETY: as for FastFit below: no PE writes its A while this slice
                 // lives (the second pass turns into A only after the split phase has
                 // closed on every PE); the slice ends with this block.
                 let a = unsafe { shmem.local_slice(ct.object(Buffer::A))? };
-                split.rows(shmem, fft, ct, a, "column FFTs", timer, &mut out)?;
+                split.rows(shmem, fft, ct, a, COLUMN_FFTS, timer, &mut out)?;
             }
             turn_b_into_a(shmem, ct, timer, &mut out)?;
             out.result = Buffer::A;
@@ -207,7 +212,7 @@ pub fn fft2d_distributed(
         } => {
             let pass = FastfitPass {
                 on_boards,
-                name: "row FFTs",
+                name: ROW_FFTS,
                 trained: trained.cloned(),
             };
             let trained = fastfit_rows(shmem, fft, ct, rows, pass, timer, &mut out)?;
@@ -222,7 +227,7 @@ pub fn fft2d_distributed(
                 // with the row pass's model.
                 let pass = FastfitPass {
                     on_boards,
-                    name: "column FFTs",
+                    name: COLUMN_FFTS,
                     trained: trained.clone(),
                 };
                 let refined = fastfit_rows(shmem, fft, ct, a, pass, timer, &mut out)?;
@@ -581,9 +586,9 @@ fn cpu_pass(
     let (n, r) = (ct.n(), ct.rows_per_pe());
     let Some(slab_rows) = slab_rows else {
         let fft_name = if dest == Buffer::A {
-            "row FFTs"
+            ROW_FFTS
         } else {
-            "column FFTs"
+            COLUMN_FFTS
         };
         timer.run(fft_name, || -> anyhow::Result<()> {
             fft.rows(src);

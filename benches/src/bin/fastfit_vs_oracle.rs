@@ -216,11 +216,19 @@ fn best_split(runs: &[Times]) -> Result<usize, String> {
     {
         return Err("the runs swept different splits".into());
     }
-    let medians = (0..shares.len()).map(|i| median(runs.iter().map(|r| r.sweep[i].1).collect()));
-    Ok(medians
+    Ok(lowest_median(shares.len(), |i| {
+        runs.iter().map(|r| r.sweep[i].1).collect()
+    }))
+}
+
+/// Of `splits` splits, the one whose times (`times(i)`: split `i`'s, one per run)
+/// have the lowest median.
+fn lowest_median(splits: usize, times: impl Fn(usize) -> Vec<f64>) -> usize {
+    (0..splits)
+        .map(|i| median(times(i)))
         .enumerate()
         .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or(0, |(i, _)| i))
+        .map_or(0, |(i, _)| i)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -277,12 +285,9 @@ fn main() -> Result<(), String> {
                     .collect::<Option<Vec<_>>>()
                 {
                     Some(passes) => {
-                        let splits = passes[0].1.len();
-                        let best = (0..splits)
-                            .map(|i| median(passes.iter().map(|p| p.1[i]).collect()))
-                            .enumerate()
-                            .min_by(|a, b| a.1.total_cmp(&b.1))
-                            .map_or(0, |(i, _)| i);
+                        let best = lowest_median(passes[0].1.len(), |i| {
+                            passes.iter().map(|p| p.1[i]).collect()
+                        });
                         Some(median(passes.iter().map(|p| p.0 / p.1[best]).collect()))
                     }
                     None => None,
