@@ -88,6 +88,13 @@ impl LineFit {
         }
     }
 
+    /// Whether the line's time does not rise with the size: its larger size took no
+    /// longer than its smaller one (the line is then flat, and says nothing of an
+    /// iteration's cost).
+    fn falls(&self) -> bool {
+        self.fit.is_some_and(|([a, b], _)| b.seconds <= a.seconds)
+    }
+
     /// Whether the line goes through measured chunks only (later chunks change
     /// nothing).
     fn is_final(&self) -> bool {
@@ -566,9 +573,24 @@ impl BoardSizer {
             // everything and leave the others idle. A plan puts B / (1 + q + ... +
             // q^(B-1)) times an even share on the first of B boards (native CBIR,
             // 4 boards: about 1.5), so twice the share bounds what a bad line
-            // costs there.
+            // costs there. A line that falls (its larger sample took no longer)
+            // says nothing of an iteration's cost, and the plan built on its flat
+            // slope gives the first board all it may: the node's first chunk pays
+            // for the first use of the board path (page faults, cold caches), and
+            // in the FFT's row pass on native (4-row and 16-row samples, 19-22 us
+            // against 18-19) the first two of four boards took two shares each
+            // and the other two idled through the pass. Then each board takes its
+            // share, until a measured chunk gives the line a slope.
+            let falls = self
+                .training
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .kernel
+                .falls();
             let bound = if self.transfers.is_some() {
                 u64::MAX
+            } else if falls {
+                share
             } else {
                 share.saturating_mul(2)
             };
@@ -1358,6 +1380,49 @@ mod tests {
         // The model exists: every board takes its share.
         assert_eq!(b2.want(0.0, None, 0), Some(3800));
         assert!(!b2.waiting());
+    }
+
+    #[test]
+    fn on_one_driver_thread_a_line_that_falls_gives_each_board_its_share() {
+        // Four boards on one thread, a loop of 256, samples of 4 and 16, staging
+        // and fetching 2 us a chunk whatever its size. The first chunk of the node
+        // was cold: 4 iterations took 20 us, 16 took 18.
+        let first_chunk = |small_s: f64| {
+            let training = SharedTraining::default();
+            let new = |b| {
+                BoardSizer::new(
+                    (4, 16),
+                    rho95(),
+                    (b, 4, 0),
+                    true,
+                    u64::MAX,
+                    256,
+                    training.clone(),
+                )
+            };
+            let (mut b0, mut b1, mut b2) = (new(0), new(1), new(2));
+            assert_eq!(b0.want(0.0, None, 0), Some(4));
+            b0.took(252);
+            assert_eq!(b1.want(0.0, None, 4), Some(16));
+            b1.took(236);
+            b0.cost_driver(4, 2e-6);
+            b1.cost_driver(16, 2e-6);
+            b0.done(4, small_s);
+            b1.done(16, 18e-6);
+            // Board 2 is the first to take after training; board 3 comes next.
+            b2.set_node_now(NodeNow {
+                queued: 1,
+                busy: Vec::new(),
+            });
+            b2.want(0.0, None, 20).unwrap()
+        };
+        // The share: what training left (236) over 4 boards, 59. The flat line
+        // says a chunk costs its latency whatever its size, and the plan would give
+        // this board up to twice that; it takes its share.
+        assert_eq!(first_chunk(20e-6), 59);
+        // A line that rises (4 in 12 us, 16 in 18: 0.5 us an iteration) is the
+        // plan's to size.
+        assert_ne!(first_chunk(12e-6), 59);
     }
 
     #[test]
