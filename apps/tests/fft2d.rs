@@ -283,6 +283,7 @@ fn the_oracle_times_every_split_and_checks_every_run() {
     for (passes, all) in [
         ("static_passes_s", "static_s"),
         ("fastfit_passes_s", "fastfit_s"),
+        ("fastfit_trained_passes_s", "fastfit_trained_s"),
     ] {
         let (passes, all) = (v[passes].as_f64().unwrap(), v[all].as_f64().unwrap());
         assert!(passes > 0.0 && passes < all, "{passes} of {all}");

@@ -179,6 +179,13 @@ struct Report {
     /// With the oracle: FastFit's passes, as `static_passes_s`.
     #[serde(skip_serializing_if = "Option::is_none")]
     fastfit_passes_s: Option<f64>,
+    /// With the oracle: FastFit started from the lines its timed run learned (as
+    /// `--trained` would start it), `parallel_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fastfit_trained_s: Option<f64>,
+    /// With the oracle: that trained run's passes, as `static_passes_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fastfit_trained_passes_s: Option<f64>,
     board_speedup: Option<f64>,
     cpu_ns_per_point: Option<f64>,
     /// What the CPU path's speed stands for (this host's core, or the modeled core).
@@ -514,6 +521,8 @@ fn run(args: &Args) -> Result<()> {
             fastfit_s: fastfit.as_ref().map(|f| f.parallel_s),
             static_passes_s: static_s.map(|s| s.1),
             fastfit_passes_s: fastfit.as_ref().map(|f| f.passes_s),
+            fastfit_trained_s: fastfit.as_ref().map(|f| f.trained.0),
+            fastfit_trained_passes_s: fastfit.as_ref().map(|f| f.trained.1),
             board_speedup: speed.map(|s| s.speedup),
             cpu_ns_per_point: speed.map(|s| s.cpu_seconds_per_element * 1e9),
             cpu_basis: basis,
@@ -666,6 +675,9 @@ struct FastfitRun {
     parallel_s: f64,
     /// Its passes alone (`Run::passes_s`).
     passes_s: f64,
+    /// The run after it, started from the lines it learned: `parallel_s` and its
+    /// passes alone.
+    trained: (f64, f64),
     rows: FastfitRows,
     /// Its devices (PE 0).
     devices: Vec<shmemplus_cosched::DeviceReport>,
@@ -673,9 +685,10 @@ struct FastfitRun {
 
 /// `--schedule oracle`: every static split of each PE's rows (0%, 10%, ..., 100% on
 /// its CPU), the split that `--split-assume` gives, and FastFit, one after the other
-/// in this job, every run checked with `--verify`. The first split runs twice more
-/// before it counts, and FastFit once, so that every run is timed warm (its buffers'
-/// pages touched).
+/// in this job, every run checked with `--verify`; then FastFit once more, started
+/// from the lines its timed run learned (each PE its own, as `--trained` starts it:
+/// no training in either pass). The first split runs twice more before it counts,
+/// and FastFit once, so that every run is timed warm (its buffers' pages touched).
 fn sweep(
     job: &mut Job<'_>,
     on_boards: &[BoardRows],
@@ -725,6 +738,12 @@ fn sweep(
     job.run(&fastfit)?;
     let ff = job.run(&fastfit)?;
     check.result_of(job, &ff.outcome)?;
+    let learned = ff.outcome.trained.clone();
+    let trained = job.run(&distributed::Device::Fastfit {
+        boards: on_boards,
+        trained: learned.as_ref(),
+    })?;
+    check.result_of(job, &trained.outcome)?;
     let best = best.ok_or_else(|| anyhow::anyhow!("the oracle ran no split"))?;
     Ok(Oracle {
         best,
@@ -735,6 +754,7 @@ fn sweep(
         fastfit: FastfitRun {
             parallel_s: ff.parallel_s,
             passes_s: ff.passes_s(),
+            trained: (trained.parallel_s, trained.passes_s()),
             rows: FastfitRows {
                 cpu: ff.outcome.cpu_rows,
                 boards: ff.outcome.board_rows,
@@ -885,21 +905,38 @@ fn text(r: &Report) -> String {
                 vs_best(ff)
             ));
         }
+        if let Some(ft) = r.fastfit_trained_s {
+            line(format!(
+                "{:<12}{:>12}   {:.2}x the best split's time (started from the lines fastfit learned, as --trained)",
+                "  trained",
+                ms(ft),
+                vs_best(ft)
+            ));
+        }
         // The passes alone: what the schedules share, without the corner turns.
         let best_passes = r.sweep.iter().find(|t| t.parallel_s == best);
-        if let (Some(b), Some(st), Some(ff)) = (best_passes, r.static_passes_s, r.fastfit_passes_s)
-        {
-            line(format!(
-                "passes alone (row + column phases, no corner turns): best split {} ms, \
-                 static {} ms, fastfit {} ms ({:.2}x the best split's)",
-                ms(b.passes_s).trim(),
-                ms(st).trim(),
-                ms(ff).trim(),
+        if let (Some(b), Some(st), Some(ff), Some(ft)) = (
+            best_passes,
+            r.static_passes_s,
+            r.fastfit_passes_s,
+            r.fastfit_trained_passes_s,
+        ) {
+            let vs = |x: f64| {
                 if b.passes_s > 0.0 {
-                    ff / b.passes_s
+                    x / b.passes_s
                 } else {
                     f64::NAN
                 }
+            };
+            line(format!(
+                "passes alone (row + column phases, no corner turns): best split {} ms, \
+                 static {} ms, fastfit {} ms ({:.2}x the best split's), trained {} ms ({:.2}x)",
+                ms(b.passes_s).trim(),
+                ms(st).trim(),
+                ms(ff).trim(),
+                vs(ff),
+                ms(ft).trim(),
+                vs(ft)
             ));
         }
     }

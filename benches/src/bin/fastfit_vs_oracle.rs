@@ -30,6 +30,9 @@
 //!   corner turns (the same work under every schedule, and most of the FFT's time
 //!   and noise on native), over those of the split whose passes have the lowest
 //!   median, run by run.
+//! - `FFt/passes` (the FFT only): the same for FastFit started from the lines its
+//!   timed run learned (`fft2d`'s `fastfit_trained_passes_s`: no training in either
+//!   pass, as `--trained` starts it), against the same split.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -44,6 +47,8 @@ struct Times {
     /// The FFT only: FastFit's row and column passes without the corner turns, and
     /// every split's, in the sweep's order.
     passes: Option<(f64, Vec<f64>)>,
+    /// The FFT only: the passes of FastFit started from the lines its run learned.
+    trained_passes: Option<f64>,
 }
 
 /// The benchmark's settings.
@@ -182,6 +187,11 @@ fn run_once(
                 sweep(&v, "passes_s")?.into_iter().map(|(_, t)| t).collect(),
             ))
         },
+        trained_passes: if s.app == "cbir" {
+            None
+        } else {
+            Some(field("fastfit_trained_passes_s")?)
+        },
     })
 }
 
@@ -244,8 +254,13 @@ fn main() -> Result<(), String> {
         .ok_or("own executable has no directory")?
         .to_path_buf();
     if !s.json {
-        // The FFT's last column: FF/split for the row and column passes alone.
-        let passes = if s.app == "cbir" { "" } else { "  FF/passes" };
+        // The FFT's last columns: FF/split for the row and column passes alone, for
+        // FastFit and for FastFit started from what it learned.
+        let passes = if s.app == "cbir" {
+            ""
+        } else {
+            "  FF/passes  FFt/passes"
+        };
         println!(
             "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>8} {:>10}{passes}",
             "profile",
@@ -279,18 +294,24 @@ fn main() -> Result<(), String> {
                 // The FFT: the same ratio for the passes alone (the corner turns, the
                 // same work under every schedule, are most of its time and noise),
                 // against the split whose passes have the lowest median.
-                let vs_split_passes = match runs
+                let (vs_split_passes, trained_vs_split_passes) = match runs
                     .iter()
-                    .map(|t| t.passes.as_ref())
+                    .map(|t| t.passes.as_ref().zip(t.trained_passes))
                     .collect::<Option<Vec<_>>>()
                 {
                     Some(passes) => {
-                        let best = lowest_median(passes[0].1.len(), |i| {
-                            passes.iter().map(|p| p.1[i]).collect()
+                        let best = lowest_median(passes[0].0 .1.len(), |i| {
+                            passes.iter().map(|p| p.0 .1[i]).collect()
                         });
-                        Some(median(passes.iter().map(|p| p.0 / p.1[best]).collect()))
+                        let (untrained, trained) = passes
+                            .iter()
+                            .map(|((ff, splits), trained)| {
+                                (ff / splits[best], trained / splits[best])
+                            })
+                            .unzip();
+                        (Some(median(untrained)), Some(median(trained)))
                     }
-                    None => None,
+                    None => (None, None),
                 };
                 if s.json {
                     println!(
@@ -304,10 +325,14 @@ fn main() -> Result<(), String> {
                             "best_split_cpu_share": split_share, "best_split_s": split_s,
                             "fastfit_over_best_split": vs_split,
                             "fastfit_over_best_split_passes": vs_split_passes,
+                            "trained_over_best_split_passes": trained_vs_split_passes,
                         })
                     );
                 } else {
-                    let passes = vs_split_passes.map_or(String::new(), |p| format!(" {p:>10.3}"));
+                    let passes = match (vs_split_passes, trained_vs_split_passes) {
+                        (Some(p), Some(t)) => format!(" {p:>10.3} {t:>11.3}"),
+                        _ => String::new(),
+                    };
                     println!(
                         "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {vs_split:>8.3} {vs_static:>10.3}{passes}",
                         best * 1e3,
