@@ -711,8 +711,12 @@ fn one_thread<B: BoardPath>(
             cpu_sizer(),
         )
     });
-    // The CPU path's own time, for the boards' sizers.
-    let mut cpu_own = PerItem::default();
+    // The CPU path's own time, for the boards' sizers: a trained start's (the first
+    // piece of a loop pays first-use costs: the FFT's first row after a corner turn
+    // took 15-28 us where the trained time was 3, so that the CPU ran no second row
+    // before the boards' DONE and the boards took the pass's last rows two at a time,
+    // a 10 us kernel each) until this loop's later pieces say otherwise.
+    let mut cpu_own = PerItem::starting_at(f64::from_bits(ctx.cpu_item_s.load(Ordering::Relaxed)));
     // Each taker stops at its first empty take (the pool's overflow argument).
     let mut boards_may_take = !slots.is_empty();
     let mut cpu_may_take = cpu.is_some();

@@ -305,28 +305,49 @@ enum Stop {
     },
 }
 
-/// Seconds per item, smoothed over the last measurements (each new one weighs half,
-/// as the CPU's rate in [`CpuSizer`]). Not the mean since the loop began: a first
-/// piece that paid first-use costs (in a debug build under load, several times a
-/// row's FFT) kept the mean above the boards' modeled transfers for a whole short
-/// loop, and the boards, which should not even train there, took every row.
+/// Seconds per item: the first measurement until there is another, then the later
+/// ones smoothed (each new one weighs half, as the CPU's rate in [`CpuSizer`]). The
+/// first piece of a loop pays first-use costs: in a debug build under load several
+/// times a row's FFT, and in a release build the 2D FFT's first row after a corner
+/// turn took 9-22 us where the next took 3. Counted as the mean since the loop began,
+/// it kept the time above the boards' modeled transfers for a whole short loop (the
+/// boards, which should not even train there, took every row); counted at half
+/// weight, it still said 6-12 us a row after the second row, and the loop's last
+/// rows went to boards one at a time (the tail rule weighs them against the CPU's
+/// time), each a 10 us kernel that ended the PE's pass 10-25 us late.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct PerItem {
-    per_item: Option<f64>,
+    first: Option<f64>,
+    later: Option<f64>,
 }
 
 impl PerItem {
+    /// Starting from `seconds` per item measured in an earlier loop (a trained
+    /// start; not finite or not positive: none): it stands for the later pieces
+    /// until there are some, and the first piece of this loop is set aside as when
+    /// it is followed by others.
+    pub(crate) fn starting_at(seconds: f64) -> PerItem {
+        PerItem {
+            first: None,
+            later: (seconds.is_finite() && seconds > 0.0).then_some(seconds),
+        }
+    }
+
     pub(crate) fn add(&mut self, items: u64, seconds: f64) {
         if items == 0 {
             return;
         }
         let measured = seconds.max(0.0) / items as f64;
-        self.per_item = Some(self.per_item.map_or(measured, |t| 0.5 * t + 0.5 * measured));
+        if self.first.is_none() {
+            self.first = Some(measured);
+        } else {
+            self.later = Some(self.later.map_or(measured, |t| 0.5 * t + 0.5 * measured));
+        }
     }
 
     /// Seconds per item (0 before any).
     pub(crate) fn per_item(&self) -> f64 {
-        self.per_item.unwrap_or(0.0)
+        self.later.or(self.first).unwrap_or(0.0)
     }
 }
 
@@ -1102,19 +1123,32 @@ mod tests {
     }
 
     #[test]
-    fn a_slow_first_piece_fades_from_the_cpus_time_per_item() {
+    fn a_slow_first_piece_leaves_the_cpus_time_per_item_at_the_next() {
         let mut t = PerItem::default();
         assert_eq!(t.per_item(), 0.0);
-        // One row that paid 1 ms of first-use costs, then rows of 20 us: a mean would
-        // still say (1000 + 12 * 20) / 13 = 95 us after twelve of them.
+        // One row that paid 1 ms of first-use costs: alone, it is all there is.
         t.add(1, 1e-3);
-        for _ in 0..6 {
-            t.add(2, 40e-6);
-        }
-        assert!(t.per_item() < 40e-6, "{}", t.per_item());
-        assert!(t.per_item() > 20e-6);
+        assert_eq!(t.per_item(), 1e-3);
+        // Then rows of 20 us: from the next one on, the first no longer counts (a
+        // mean would still say (1000 + 12 * 20) / 13 = 95 us after twelve of them,
+        // and half weights 510 us after one).
+        t.add(2, 40e-6);
+        assert!((t.per_item() - 20e-6).abs() < 1e-15, "{}", t.per_item());
+        // Later ones are smoothed: each weighs half.
+        t.add(1, 40e-6);
+        assert!((t.per_item() - 30e-6).abs() < 1e-15, "{}", t.per_item());
         t.add(0, 1.0);
-        assert!(t.per_item() < 40e-6);
+        assert!((t.per_item() - 30e-6).abs() < 1e-15);
+        // Started from an earlier loop's 20 us: this loop's slow first piece does
+        // not move it, the next one does.
+        let mut t = PerItem::starting_at(20e-6);
+        assert_eq!(t.per_item(), 20e-6);
+        t.add(1, 1e-3);
+        assert_eq!(t.per_item(), 20e-6);
+        t.add(1, 40e-6);
+        assert!((t.per_item() - 30e-6).abs() < 1e-15, "{}", t.per_item());
+        // A start that is no time is none.
+        assert_eq!(PerItem::starting_at(f64::NAN).per_item(), 0.0);
     }
 
     #[test]
