@@ -309,12 +309,13 @@ enum Stop {
 /// ones smoothed (each new one weighs half, as the CPU's rate in [`CpuSizer`]). The
 /// first piece of a loop pays first-use costs: in a debug build under load several
 /// times a row's FFT, and in a release build the 2D FFT's first row after a corner
-/// turn took 9-22 us where the next took 3. Counted as the mean since the loop began,
+/// turn took 9-28 us where the next took 3. Counted as the mean since the loop began,
 /// it kept the time above the boards' modeled transfers for a whole short loop (the
 /// boards, which should not even train there, took every row); counted at half
-/// weight, it still said 6-12 us a row after the second row, and the loop's last
-/// rows went to boards one at a time (the tail rule weighs them against the CPU's
-/// time), each a 10 us kernel that ended the PE's pass 10-25 us late.
+/// weight, it still said 6-15 us a row after the second row. A time per row that
+/// high sends the loop's last rows to boards one or two at a time (the tail rule
+/// weighs them against the CPU's time), each a 10 us kernel that ended the PE's pass
+/// 10-25 us late.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct PerItem {
     first: Option<f64>,
