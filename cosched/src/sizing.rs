@@ -495,13 +495,12 @@ impl BoardSizer {
             return Some(self.sample_size(small));
         };
         let fastfit = model.chunk_for(self.rho);
-        let driver = self
-            .training
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .driver
-            .fit
-            .map(|(_, line)| line);
+        // The node's driver line, and whether its kernel line falls (see the plan's
+        // bound below).
+        let (driver, falls) = {
+            let t = self.training.lock().unwrap_or_else(|e| e.into_inner());
+            (t.driver.fit.map(|(_, line)| line), t.kernel.falls())
+        };
         let cpus = self.cpus as f64;
         // Every board (alike) takes `c` of what was left at its last take, and the
         // CPUs run meanwhile, so that all end together:
@@ -603,12 +602,6 @@ impl BoardSizer {
             // against 18-19) the first two of four boards took two shares each
             // and the other two idled through the pass. Then each board takes its
             // share, until a measured chunk gives the line a slope.
-            let falls = self
-                .training
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .kernel
-                .falls();
             let bound = if self.transfers.is_some() {
                 u64::MAX
             } else if falls {
@@ -984,6 +977,26 @@ mod tests {
             false,
             u64::MAX,
             1_000_000,
+            training.clone(),
+        )
+    }
+
+    /// Board `board` of a node of `boards` driven by one thread (no CPUs), with
+    /// `samples`, a loop of `n` and its node's training.
+    fn one_driver(
+        board: u32,
+        boards: u64,
+        samples: (u64, u64),
+        n: u64,
+        training: &SharedTraining,
+    ) -> BoardSizer {
+        BoardSizer::new(
+            samples,
+            rho95(),
+            (board, boards, 0),
+            true,
+            u64::MAX,
+            n,
             training.clone(),
         )
     }
@@ -1385,17 +1398,7 @@ mod tests {
     #[test]
     fn on_one_driver_thread_two_boards_train_and_the_others_wait_for_the_model() {
         let training = SharedTraining::default();
-        let new = |b| {
-            BoardSizer::new(
-                (100, 400),
-                rho95(),
-                (b, 4, 0),
-                true,
-                u64::MAX,
-                1_000_000,
-                training.clone(),
-            )
-        };
+        let new = |b| one_driver(b, 4, (100, 400), 1_000_000, &training);
         let (mut b0, mut b1, b2, mut b3) = (new(0), new(1), new(2), new(3));
         // Board 3 comes first: it takes the small sample, board 0 the large one.
         assert_eq!(b3.want(0.0, None, 0), Some(100));
@@ -1424,17 +1427,7 @@ mod tests {
         // was cold: 4 iterations took 20 us, 16 took 18.
         let first_chunk = |small_s: f64| {
             let training = SharedTraining::default();
-            let new = |b| {
-                BoardSizer::new(
-                    (4, 16),
-                    rho95(),
-                    (b, 4, 0),
-                    true,
-                    u64::MAX,
-                    256,
-                    training.clone(),
-                )
-            };
+            let new = |b| one_driver(b, 4, (4, 16), 256, &training);
             let (mut b0, mut b1, mut b2) = (new(0), new(1), new(2));
             assert_eq!(b0.want(0.0, None, 0), Some(4));
             b0.took(252);

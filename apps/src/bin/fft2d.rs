@@ -434,12 +434,7 @@ fn run(args: &Args) -> Result<()> {
         let mut o = sweep(&mut job, &on_boards, &mut check, args, topo.pes_per_node)?;
         let best = o.best;
         oracle_ff_devices = Some(std::mem::take(&mut o.fastfit.devices));
-        oracle = Some((
-            o.sweep,
-            o.split_assume,
-            (o.static_s, o.static_passes_s),
-            o.fastfit,
-        ));
+        oracle = Some((o.sweep, o.split_assume, o.fixed, o.fastfit));
         best
     } else {
         let run = job.run(&device)?;
@@ -517,12 +512,12 @@ fn run(args: &Args) -> Result<()> {
             },
             sweep,
             split_assume,
-            static_s: static_s.map(|s| s.0),
-            fastfit_s: fastfit.as_ref().map(|f| f.parallel_s),
-            static_passes_s: static_s.map(|s| s.1),
-            fastfit_passes_s: fastfit.as_ref().map(|f| f.passes_s),
-            fastfit_trained_s: fastfit.as_ref().map(|f| f.trained.0),
-            fastfit_trained_passes_s: fastfit.as_ref().map(|f| f.trained.1),
+            static_s: static_s.map(|s| s.parallel_s),
+            fastfit_s: fastfit.as_ref().map(|f| f.times.parallel_s),
+            static_passes_s: static_s.map(|s| s.passes_s),
+            fastfit_passes_s: fastfit.as_ref().map(|f| f.times.passes_s),
+            fastfit_trained_s: fastfit.as_ref().map(|f| f.trained.parallel_s),
+            fastfit_trained_passes_s: fastfit.as_ref().map(|f| f.trained.passes_s),
             board_speedup: speed.map(|s| s.speedup),
             cpu_ns_per_point: speed.map(|s| s.cpu_seconds_per_element * 1e9),
             cpu_basis: basis,
@@ -590,6 +585,21 @@ impl Run {
     fn passes_s(&self) -> f64 {
         self.timer.seconds(distributed::ROW_FFTS) + self.timer.seconds(distributed::COLUMN_FFTS)
     }
+
+    /// Its time and its passes' alone.
+    fn times(&self) -> RunTimes {
+        RunTimes {
+            parallel_s: self.parallel_s,
+            passes_s: self.passes_s(),
+        }
+    }
+}
+
+/// A run's time (all phases after load) and its passes' alone (`Run::passes_s`).
+#[derive(Debug, Clone, Copy)]
+struct RunTimes {
+    parallel_s: f64,
+    passes_s: f64,
 }
 
 impl Job<'_> {
@@ -662,22 +672,17 @@ impl Check {
 struct Oracle {
     best: Run,
     sweep: Vec<SplitTime>,
-    /// The speed ratio of its static split, and that split's time (all phases after
-    /// load, and its passes alone).
+    /// The speed ratio of its static split, and that split's times.
     split_assume: f64,
-    static_s: f64,
-    static_passes_s: f64,
+    fixed: RunTimes,
     fastfit: FastfitRun,
 }
 
 /// FastFit's run in the oracle.
 struct FastfitRun {
-    parallel_s: f64,
-    /// Its passes alone (`Run::passes_s`).
-    passes_s: f64,
-    /// The run after it, started from the lines it learned: `parallel_s` and its
-    /// passes alone.
-    trained: (f64, f64),
+    times: RunTimes,
+    /// The run after it, started from the lines it learned.
+    trained: RunTimes,
     rows: FastfitRows,
     /// Its devices (PE 0).
     devices: Vec<shmemplus_cosched::DeviceReport>,
@@ -749,12 +754,10 @@ fn sweep(
         best,
         sweep,
         split_assume: assume,
-        static_s: fixed.parallel_s,
-        static_passes_s: fixed.passes_s(),
+        fixed: fixed.times(),
         fastfit: FastfitRun {
-            parallel_s: ff.parallel_s,
-            passes_s: ff.passes_s(),
-            trained: (trained.parallel_s, trained.passes_s()),
+            times: ff.times(),
+            trained: trained.times(),
             rows: FastfitRows {
                 cpu: ff.outcome.cpu_rows,
                 boards: ff.outcome.board_rows,
@@ -789,6 +792,15 @@ fn calibrate(shmem: &shmemplus::Shmem, fft: &mut RowFft, seed: u64) -> Result<f6
     let s = shmem.local_read_one(&speed, 0)?;
     shmem.free(speed)?;
     Ok(s)
+}
+
+/// `x / of`, or NaN when `of` is no time.
+fn ratio(x: f64, of: f64) -> f64 {
+    if of > 0.0 {
+        x / of
+    } else {
+        f64::NAN
+    }
 }
 
 fn text(r: &Report) -> String {
@@ -879,7 +891,7 @@ fn text(r: &Report) -> String {
                 }
             ));
         }
-        let vs_best = |x: f64| if best > 0.0 { x / best } else { f64::NAN };
+        let vs_best = |x: f64| ratio(x, best);
         if let (Some(st), Some(assume)) = (r.static_s, r.split_assume) {
             line(format!(
                 "{:<12}{:>12}   {:.2}x the best split's time (split for boards {assume}x a core)",
@@ -921,13 +933,7 @@ fn text(r: &Report) -> String {
             r.fastfit_passes_s,
             r.fastfit_trained_passes_s,
         ) {
-            let vs = |x: f64| {
-                if b.passes_s > 0.0 {
-                    x / b.passes_s
-                } else {
-                    f64::NAN
-                }
-            };
+            let vs = |x: f64| ratio(x, b.passes_s);
             line(format!(
                 "passes alone (row + column phases, no corner turns): best split {} ms, \
                  static {} ms, fastfit {} ms ({:.2}x the best split's), trained {} ms ({:.2}x)",

@@ -44,11 +44,17 @@ struct Times {
     fastfit: f64,
     /// Every static split's time, by its share of the work on the CPUs.
     sweep: Vec<(f64, f64)>,
-    /// The FFT only: FastFit's row and column passes without the corner turns, and
-    /// every split's, in the sweep's order.
-    passes: Option<(f64, Vec<f64>)>,
-    /// The FFT only: the passes of FastFit started from the lines its run learned.
-    trained_passes: Option<f64>,
+    /// The FFT only: the row and column passes without the corner turns.
+    passes: Option<Passes>,
+}
+
+/// One FFT oracle job's passes alone (seconds).
+struct Passes {
+    fastfit: f64,
+    /// FastFit started from the lines its timed run learned.
+    trained: f64,
+    /// Every split's, in the sweep's order.
+    sweep: Vec<f64>,
 }
 
 /// The benchmark's settings.
@@ -182,15 +188,11 @@ fn run_once(
         passes: if s.app == "cbir" {
             None
         } else {
-            Some((
-                field("fastfit_passes_s")?,
-                sweep(&v, "passes_s")?.into_iter().map(|(_, t)| t).collect(),
-            ))
-        },
-        trained_passes: if s.app == "cbir" {
-            None
-        } else {
-            Some(field("fastfit_trained_passes_s")?)
+            Some(Passes {
+                fastfit: field("fastfit_passes_s")?,
+                trained: field("fastfit_trained_passes_s")?,
+                sweep: sweep(&v, "passes_s")?.into_iter().map(|(_, t)| t).collect(),
+            })
         },
     })
 }
@@ -296,18 +298,16 @@ fn main() -> Result<(), String> {
                 // against the split whose passes have the lowest median.
                 let (vs_split_passes, trained_vs_split_passes) = match runs
                     .iter()
-                    .map(|t| t.passes.as_ref().zip(t.trained_passes))
+                    .map(|t| t.passes.as_ref())
                     .collect::<Option<Vec<_>>>()
                 {
                     Some(passes) => {
-                        let best = lowest_median(passes[0].0 .1.len(), |i| {
-                            passes.iter().map(|p| p.0 .1[i]).collect()
+                        let best = lowest_median(passes[0].sweep.len(), |i| {
+                            passes.iter().map(|p| p.sweep[i]).collect()
                         });
                         let (untrained, trained) = passes
                             .iter()
-                            .map(|((ff, splits), trained)| {
-                                (ff / splits[best], trained / splits[best])
-                            })
+                            .map(|p| (p.fastfit / p.sweep[best], p.trained / p.sweep[best]))
                             .unzip();
                         (Some(median(untrained)), Some(median(trained)))
                     }
