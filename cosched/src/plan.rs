@@ -16,6 +16,10 @@ pub(crate) struct NodeNow {
     /// For each busy board of the node: seconds since its chunk's staging began, and
     /// the chunk's iterations.
     pub(crate) busy: Vec<(f64, u64)>,
+    /// The start-up cost the thread's CPU path has still to pay in this loop (its
+    /// first piece's time beyond its iterations', as an earlier loop measured it; 0
+    /// once its first piece has run, or when unknown).
+    pub(crate) cpu_start_s: f64,
 }
 
 /// The chunks that end a node's part of the loop at one instant when one thread
@@ -27,8 +31,9 @@ pub(crate) struct NodeNow {
 /// - this board, staged now, `(e - board.latency_s) / board.item_s` iterations;
 /// - each queued idle board, staged once the previous one's staging is done;
 /// - each busy board, once its chunk in flight is done (as the model times it);
-/// - the PE's own CPU, in the thread time the boards' staging and fetching leave
-///   before `e`; the node's other CPUs at their rate all along.
+/// - the PE's own CPU, in the thread time the boards' staging and fetching (and its
+///   start-up cost, `NodeNow::cpu_start_s`) leave before `e`; the node's other CPUs
+///   at their rate all along.
 ///
 /// What they finish grows with `e`; the deadline is the `e` at which it is the node's
 /// part of what is left, found by bisection, and this board's chunk is its share of
@@ -74,7 +79,7 @@ impl DeadlinePlan<'_> {
             thread += staging(c);
         }
         if let Some(t) = self.own_cpu_item_s {
-            items += (e - thread).max(0.0) / t;
+            items += (e - thread - self.node.cpu_start_s).max(0.0) / t;
         }
         (items + self.others_rate * e, mine)
     }
@@ -90,6 +95,7 @@ impl DeadlinePlan<'_> {
             && usable(self.driver.latency_s)
             && usable(self.driver.item_s)
             && usable(self.others_rate)
+            && usable(self.node.cpu_start_s)
             && self.own_cpu_item_s.is_none_or(|t| t.is_finite() && t > 0.0))
         {
             return None;
@@ -150,6 +156,7 @@ mod tests {
         let idle = NodeNow {
             queued: 3,
             busy: vec![],
+            ..NodeNow::default()
         };
         let first = plan(10.0, 3.0, 490.0, &idle).first_chunk().unwrap();
         assert_eq!(first, 194);
@@ -158,6 +165,7 @@ mod tests {
         let second = NodeNow {
             queued: 2,
             busy: vec![(3.0 * 193.4, 194)],
+            ..NodeNow::default()
         };
         let c = plan(10.0, 3.0, 490.0 - 194.0, &second)
             .first_chunk()
@@ -177,12 +185,14 @@ mod tests {
         let busy = NodeNow {
             queued: 0,
             busy: vec![(1000.0, 100)],
+            ..NodeNow::default()
         };
         assert_eq!(plan(10.0, 0.0, 400.0, &busy).first_chunk(), Some(200));
         // One that has 1000 s to go: this board takes 100 first, then both 150.
         let late = NodeNow {
             queued: 0,
             busy: vec![(0.0, 100)],
+            ..NodeNow::default()
         };
         assert_eq!(plan(10.0, 0.0, 400.0, &late).first_chunk(), Some(250));
         // The node's other CPUs (0.1 iterations a second), and the thread's own CPU
@@ -194,6 +204,23 @@ mod tests {
         p.own_cpu_item_s = Some(10.0);
         // e = 10 c and the CPU does (e - c) / 10 = 0.9 c: c = 400 / 1.9.
         assert_eq!(p.first_chunk(), Some(211));
+        // A CPU path that has yet to pay a start-up cost of 190 s does 19 iterations
+        // less: c = (400 + 19) / 1.9 = 220.5.
+        let slow_start = NodeNow {
+            cpu_start_s: 190.0,
+            ..NodeNow::default()
+        };
+        let mut p = plan(10.0, 1.0, 400.0, &slow_start);
+        p.own_cpu_item_s = Some(10.0);
+        assert_eq!(p.first_chunk(), Some(221));
+        // One that costs more than the whole plan leaves the CPU nothing.
+        let slow_start = NodeNow {
+            cpu_start_s: 1e9,
+            ..NodeNow::default()
+        };
+        let mut p = plan(10.0, 1.0, 400.0, &slow_start);
+        p.own_cpu_item_s = Some(10.0);
+        assert_eq!(p.first_chunk(), Some(400));
     }
 
     #[test]
@@ -214,6 +241,7 @@ mod tests {
         let busy = NodeNow {
             queued: 2,
             busy: vec![(3e-5, 60)],
+            ..NodeNow::default()
         };
         for left in [1.0, 7.0, 64.0, 255.0, 2000.0, 1e6] {
             for staging in [0.0, 1e-7, 2e-6] {
@@ -237,6 +265,11 @@ mod tests {
         let mut p = plan(1.0, 0.0, 10.0, &idle);
         p.own_cpu_item_s = Some(0.0);
         assert_eq!(p.first_chunk(), None);
+        let bad_start = NodeNow {
+            cpu_start_s: f64::NAN,
+            ..NodeNow::default()
+        };
+        assert_eq!(plan(1.0, 0.0, 10.0, &bad_start).first_chunk(), None);
         // Nothing left: one iteration (the pool says whether there is one).
         assert_eq!(plan(1.0, 0.0, 0.0, &idle).first_chunk(), Some(1));
     }

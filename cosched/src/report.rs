@@ -163,6 +163,11 @@ pub struct Trained {
     /// before the CPU's first chunk is timed.
     pub(crate) cpu_rate: f64,
     pub(crate) cpu_item_s: f64,
+    /// On one driver thread: what the CPU path's first piece of a loop took beyond
+    /// its iterations at `cpu_item_s` (first-use costs: the FFT's first row after a
+    /// corner turn), which the next loop's plan leaves the CPU time for (0: not
+    /// measured).
+    pub(crate) cpu_start_s: f64,
 }
 
 /// A [`Trained`] as its `Serialize` writes it, before it is checked.
@@ -176,6 +181,9 @@ struct StoredTrained {
     driver: Option<[Sample; 2]>,
     cpu_rate: f64,
     cpu_item_s: f64,
+    /// Absent from files written before it was measured: 0, not measured.
+    #[serde(default)]
+    cpu_start_s: f64,
 }
 
 impl Trained {
@@ -186,8 +194,9 @@ impl Trained {
     /// The text comes from outside the program, so it is checked as [`run`](crate::run())
     /// would have made it: two samples of different sizes, the smaller first, with
     /// finite positive times (the model is fitted through them again, not read), the
-    /// same for the driver's samples if any, and CPU speeds that are finite and not
-    /// negative. Anything else is [`Error::Trained`].
+    /// same for the driver's samples if any, and CPU speeds (and the CPU path's
+    /// start-up cost, 0 when absent) that are finite and not negative. Anything else
+    /// is [`Error::Trained`].
     ///
     /// ```
     /// use shmemplus_cosched::Trained;
@@ -219,6 +228,7 @@ impl Trained {
         for (what, x) in [
             ("cpu_rate", stored.cpu_rate),
             ("cpu_item_s", stored.cpu_item_s),
+            ("cpu_start_s", stored.cpu_start_s),
         ] {
             if !(x.is_finite() && x >= 0.0) {
                 return Err(bad(format!("{what} must be finite and >= 0, got {x}")));
@@ -230,6 +240,7 @@ impl Trained {
             driver: stored.driver,
             cpu_rate: stored.cpu_rate,
             cpu_item_s: stored.cpu_item_s,
+            cpu_start_s: stored.cpu_start_s,
         })
     }
 
@@ -334,6 +345,7 @@ mod tests {
             ]),
             cpu_rate: 2e4,
             cpu_item_s: 5e-5,
+            cpu_start_s: 2.5e-4,
         }
     }
 
@@ -369,5 +381,10 @@ mod tests {
             "driver samples",
         );
         refused(&text.replace("20000.0", "-1.0"), "cpu_rate");
+        refused(&text.replace("0.00025", "-0.00025"), "cpu_start_s");
+        // A file written before the start-up cost was measured: not measured.
+        let older = text.replace(",\"cpu_start_s\":0.00025", "");
+        assert_ne!(older, text);
+        assert_eq!(Trained::from_json(&older).unwrap().cpu_start_s, 0.0);
     }
 }

@@ -33,7 +33,7 @@ use crate::plan::NodeNow;
 use crate::pool::{Chunk, WorkPool};
 use crate::report::{Device, DeviceReport, Report, Span, Trained};
 use crate::sizing::{
-    BoardSizer, BoardsSeen, CpuSizer, NodeFits, PerItem, SharedTraining, Transfers,
+    BoardSizer, BoardsSeen, CpuLearned, CpuSizer, NodeFits, PerItem, SharedTraining, Transfers,
 };
 use crate::{Error, Result};
 use serde::Serialize;
@@ -243,6 +243,7 @@ where
         start: shmem.now(),
         cpu_rate: AtomicU64::new(0f64.to_bits()),
         cpu_item_s: AtomicU64::new(0f64.to_bits()),
+        cpu_start_s: AtomicU64::new(0f64.to_bits()),
     };
     // A trained start also knows the CPU path's speed (until this loop measures it).
     let usable = |x: f64| x.is_finite() && x > 0.0;
@@ -253,6 +254,10 @@ where
         if usable(t.cpu_item_s) {
             ctx.cpu_item_s
                 .store(t.cpu_item_s.to_bits(), Ordering::Relaxed);
+        }
+        if usable(t.cpu_start_s) {
+            ctx.cpu_start_s
+                .store(t.cpu_start_s.to_bits(), Ordering::Relaxed);
         }
     }
     let training: SharedTraining = match &options.trained {
@@ -369,7 +374,11 @@ where
         training
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .learned(speed(&ctx.cpu_rate), speed(&ctx.cpu_item_s))
+            .learned(CpuLearned {
+                rate: speed(&ctx.cpu_rate),
+                item_s: speed(&ctx.cpu_item_s),
+                start_s: speed(&ctx.cpu_start_s),
+            })
     } else {
         None
     };
@@ -475,6 +484,10 @@ struct Ctx<'a> {
     /// without the boards served between them; f64 bits, 0 until known), against
     /// which a board's cost on the same thread is weighed.
     cpu_item_s: AtomicU64,
+    /// One-thread driver only: the CPU path's start-up cost in a loop (f64 bits, 0
+    /// until known; see `PerItem::start_s`): a trained start's until this loop
+    /// measures its own.
+    cpu_start_s: AtomicU64,
 }
 
 impl Ctx<'_> {
@@ -717,18 +730,22 @@ fn one_thread<B: BoardPath>(
     // before the boards' DONE and the boards took the pass's last rows two at a time,
     // a 10 us kernel each) until this loop's later pieces say otherwise.
     let mut cpu_own = PerItem::starting_at(f64::from_bits(ctx.cpu_item_s.load(Ordering::Relaxed)));
+    // The CPU path's start-up cost, as a trained start measured it, until its first
+    // piece of this loop has paid it: the boards' plans and the CPU's first chunk
+    // leave time for it.
+    let mut cpu_start_due = f64::from_bits(ctx.cpu_start_s.load(Ordering::Relaxed));
     // Each taker stops at its first empty take (the pool's overflow argument).
     let mut boards_may_take = !slots.is_empty();
     let mut cpu_may_take = cpu.is_some();
     loop {
-        serve_boards(ctx, path, &mut slots, &mut boards_may_take)?;
+        serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_start_due)?;
         // A CPU chunk, in pieces with the boards served between them, no longer than
         // the thread is free: a board's DONE waits for the piece it comes in, and
         // its staging is worth more of the thread than the CPU's iterations (else
         // the board would have stopped). Until the earliest DONE in flight the
         // thread has nothing else to do; a CPU iteration that does not fit in that
         // gap waits for the DONE instead.
-        let cap = cpu_fits(ctx, &slots, cpu_own.per_item());
+        let cap = cpu_fits(ctx, &slots, cpu_own.per_item(), cpu_start_due);
         let mut cpu_ran = false;
         if let Some((report, sizer)) = cpu.as_mut().filter(|_| cpu_may_take && cap > 0) {
             match ctx.cpu_take(sizer, cap)? {
@@ -746,8 +763,18 @@ fn one_thread<B: BoardPath>(
                         cpu_own.add(end - at, ctx.now_s() - from);
                         ctx.cpu_item_s
                             .store(cpu_own.per_item().to_bits(), Ordering::Relaxed);
+                        cpu_start_due = 0.0;
+                        if let Some(start_s) = cpu_own.start_s() {
+                            // The most seen: a deadline plan needs a cost it can
+                            // count on, and the FFT's varied from 2 to 28 us from
+                            // one pass to the next; planned at the last one seen,
+                            // the CPU's rows ran past the boards' end.
+                            let seen = f64::from_bits(ctx.cpu_start_s.load(Ordering::Relaxed));
+                            ctx.cpu_start_s
+                                .store(start_s.max(seen).to_bits(), Ordering::Relaxed);
+                        }
                         at = end;
-                        serve_boards(ctx, path, &mut slots, &mut boards_may_take)?;
+                        serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_start_due)?;
                     }
                     let end_s = ctx.now_s();
                     report.record(Span {
@@ -789,29 +816,41 @@ fn one_thread<B: BoardPath>(
 }
 
 /// How many CPU iterations of `cpu_item_s` (0: not known yet) fit before the
-/// earliest DONE of the boards in flight (`u64::MAX` when none is, or before the
-/// CPU's first piece: the boards may wait for it).
-fn cpu_fits(ctx: &Ctx<'_>, slots: &[Slot], cpu_item_s: f64) -> u64 {
+/// earliest DONE of the boards in flight, after the start-up cost `start_s` still due
+/// (`u64::MAX` when no board is in flight, or before the CPU's first piece: the
+/// boards may wait for it).
+fn cpu_fits(ctx: &Ctx<'_>, slots: &[Slot], cpu_item_s: f64, start_s: f64) -> u64 {
     let now = ctx.shmem.now();
     let earliest = slots
         .iter()
         .filter_map(|s| s.flight.as_ref().and_then(|f| f.run.done_at()))
         .min();
     match earliest {
-        Some(done) if cpu_item_s > 0.0 => {
-            // `as` saturates.
-            (done.saturating_sub(now).as_secs_f64() / cpu_item_s).floor() as u64
+        Some(done) => {
+            iterations_within(done.saturating_sub(now).as_secs_f64(), cpu_item_s, start_s)
         }
-        _ => u64::MAX,
+        None => u64::MAX,
     }
 }
 
+/// Whole iterations of `item_s` seconds that fit in `gap_s` seconds after a start-up
+/// cost of `start_s` (`u64::MAX` when `item_s` is not known, 0 or less).
+fn iterations_within(gap_s: f64, item_s: f64, start_s: f64) -> u64 {
+    if item_s.is_nan() || item_s <= 0.0 {
+        return u64::MAX;
+    }
+    // `as` saturates, and a negative or NaN quotient gives 0.
+    ((gap_s - start_s.max(0.0)) / item_s).floor() as u64
+}
+
 /// Completes the boards whose DONE has passed and gives every idle board a chunk.
+/// `cpu_start_s`: the CPU path's start-up cost still due (for the boards' plans).
 fn serve_boards<B: BoardPath>(
     ctx: &Ctx<'_>,
     path: &B,
     slots: &mut [Slot],
     may_take: &mut bool,
+    cpu_start_s: f64,
 ) -> Result<()> {
     let now = ctx.shmem.now();
     for slot in slots.iter_mut() {
@@ -824,7 +863,7 @@ fn serve_boards<B: BoardPath>(
         if !*may_take || slots[i].retired || slots[i].flight.is_some() {
             continue;
         }
-        let node = node_now(ctx, slots, i);
+        let node = node_now(ctx, slots, i, cpu_start_s);
         let slot = &mut slots[i];
         slot.sizer.set_node_now(node);
         let Some(chunk) = ctx.board_take(&slot.sizer)? else {
@@ -866,8 +905,9 @@ fn serve_boards<B: BoardPath>(
 
 /// The node's boards other than `slots[i]`, as its sizer's deadline plan counts
 /// them: the idle ones given a chunk after it in this round (the slots after it; the
-/// ones before it that are still idle did not take), and the busy ones.
-fn node_now(ctx: &Ctx<'_>, slots: &[Slot], i: usize) -> NodeNow {
+/// ones before it that are still idle did not take), the busy ones, and the CPU
+/// path's start-up cost still due.
+fn node_now(ctx: &Ctx<'_>, slots: &[Slot], i: usize, cpu_start_s: f64) -> NodeNow {
     let now_s = ctx.now_s();
     let others = slots
         .iter()
@@ -882,6 +922,7 @@ fn node_now(ctx: &Ctx<'_>, slots: &[Slot], i: usize) -> NodeNow {
             .filter_map(|(_, s)| s.flight.as_ref())
             .map(|f| (now_s - f.start_s, f.range.end - f.range.start))
             .collect(),
+        cpu_start_s,
     }
 }
 
@@ -948,4 +989,22 @@ fn drain(ctx: &Ctx<'_>, devices: &mut Vec<DeviceReport>, mut sizer: CpuSizer) ->
         sizer.done(items, seconds, chunk.left);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cpu_chunk_before_a_board_done_leaves_time_for_the_start_up_cost() {
+        // 36 us to the earliest DONE, rows of 3 us: 12 of them.
+        assert_eq!(iterations_within(36e-6, 3e-6, 0.0), 12);
+        // A first row that costs 20 us more: 5 rows fit (20 + 5 * 3 = 35).
+        assert_eq!(iterations_within(36e-6, 3e-6, 20e-6), 5);
+        // A start-up cost longer than the gap: none (the CPU waits for the DONE).
+        assert_eq!(iterations_within(36e-6, 3e-6, 40e-6), 0);
+        // Before the CPU's time is known it may take (the boards wait for it).
+        assert_eq!(iterations_within(36e-6, 0.0, 40e-6), u64::MAX);
+        assert_eq!(iterations_within(36e-6, f64::NAN, 0.0), u64::MAX);
+    }
 }

@@ -184,17 +184,30 @@ impl NodeFits {
     /// What the node's boards learned, once their model is final (measured chunks
     /// only), with the CPU path's speed the driver measured (`cpu_rate` iterations a
     /// second, `cpu_item_s` seconds an iteration on its thread; 0: not measured).
-    pub(crate) fn learned(&self, cpu_rate: f64, cpu_item_s: f64) -> Option<Trained> {
+    pub(crate) fn learned(&self, cpu: CpuLearned) -> Option<Trained> {
         let final_line = |line: &LineFit| line.fit.filter(|_| line.is_final());
         let (kernel, model) = final_line(&self.kernel)?;
         Some(Trained {
             kernel,
             model,
             driver: final_line(&self.driver).map(|(samples, _)| samples),
-            cpu_rate,
-            cpu_item_s,
+            cpu_rate: cpu.rate,
+            cpu_item_s: cpu.item_s,
+            cpu_start_s: cpu.start_s,
         })
     }
+}
+
+/// What the driver measured of its PE's CPU path in a loop, for [`NodeFits::learned`]
+/// (0: not measured).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CpuLearned {
+    /// Iterations per second.
+    pub(crate) rate: f64,
+    /// On one driver thread: seconds per iteration.
+    pub(crate) item_s: f64,
+    /// On one driver thread: the start-up cost ([`PerItem::start_s`]).
+    pub(crate) start_s: f64,
 }
 
 /// The communication model's price of a board chunk's transfers (its inputs put into
@@ -316,10 +329,17 @@ enum Stop {
 /// high sends the loop's last rows to boards one or two at a time (the tail rule
 /// weighs them against the CPU's time), each a 10 us kernel that ended the PE's pass
 /// 10-25 us late.
+///
+/// What the first piece took beyond its iterations at the later pieces' time is the
+/// CPU path's *start-up cost* in a loop ([`PerItem::start_s`]): a plan that gives the
+/// CPU iterations at the later time alone gave the FFT's CPU about ten rows a pass
+/// that took it 20-40 us longer than planned, past the boards' end.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct PerItem {
     first: Option<f64>,
     later: Option<f64>,
+    /// The first piece's iterations and seconds.
+    first_piece: Option<(u64, f64)>,
 }
 
 impl PerItem {
@@ -331,6 +351,7 @@ impl PerItem {
         PerItem {
             first: None,
             later: (seconds.is_finite() && seconds > 0.0).then_some(seconds),
+            first_piece: None,
         }
     }
 
@@ -341,6 +362,7 @@ impl PerItem {
         let measured = seconds.max(0.0) / items as f64;
         if self.first.is_none() {
             self.first = Some(measured);
+            self.first_piece = Some((items, seconds.max(0.0)));
         } else {
             self.later = Some(self.later.map_or(measured, |t| 0.5 * t + 0.5 * measured));
         }
@@ -349,6 +371,14 @@ impl PerItem {
     /// Seconds per item (0 before any).
     pub(crate) fn per_item(&self) -> f64 {
         self.later.or(self.first).unwrap_or(0.0)
+    }
+
+    /// The start-up cost measured in this loop: what its first piece took beyond its
+    /// iterations at the later time (at least 0), once both are known (the later time
+    /// may be a trained start's).
+    pub(crate) fn start_s(&self) -> Option<f64> {
+        let ((items, seconds), later) = (self.first_piece?, self.later?);
+        Some((seconds - items as f64 * later).max(0.0))
     }
 }
 
@@ -530,7 +560,12 @@ impl BoardSizer {
             .filter(|&t| t > 0.0)
             .or((cpu_rate > 0.0).then(|| 1.0 / cpu_rate));
         if let (Some(t), true) = (cpu_s, self.cpus > 0) {
-            let cpus_s = left as f64 * t / cpus;
+            // On a shared thread, plus the start-up cost the CPU path has still to pay.
+            let start_s = match (&self.node_now, cpu_item_s) {
+                (Some(node), Some(_)) => node.cpu_start_s,
+                _ => 0.0,
+            };
+            let cpus_s = left as f64 * t / cpus + start_s;
             if cpus_s < model.latency_s {
                 self.stopped.set(Some(Stop::Tail {
                     left,
@@ -1166,6 +1201,30 @@ mod tests {
     }
 
     #[test]
+    fn the_first_piece_beyond_the_later_time_is_the_cpus_start_up_cost() {
+        let mut t = PerItem::default();
+        // Unknown until a later time is.
+        t.add(2, 30e-6);
+        assert_eq!(t.start_s(), None);
+        // Two rows in 30 us, then rows of 3 us: 24 us of start-up.
+        t.add(4, 12e-6);
+        assert!(
+            (t.start_s().unwrap() - 24e-6).abs() < 1e-15,
+            "{:?}",
+            t.start_s()
+        );
+        // From a trained start the first piece alone gives it.
+        let mut t = PerItem::starting_at(3e-6);
+        assert_eq!(t.start_s(), None);
+        t.add(1, 20e-6);
+        assert!((t.start_s().unwrap() - 17e-6).abs() < 1e-15);
+        // A first piece faster than the later time costs nothing more.
+        let mut t = PerItem::starting_at(3e-6);
+        t.add(1, 1e-6);
+        assert_eq!(t.start_s(), Some(0.0));
+    }
+
+    #[test]
     fn the_share_counts_the_cpus_at_their_rate() {
         let training = SharedTraining::default();
         let mut s = board(0, 2, 4, &training);
@@ -1212,6 +1271,14 @@ mod tests {
         assert!(s.stopped());
         let s = board(0, 1, 1, &training);
         assert!(s.want(0.0, Some(5e-5), 999_959).is_some() && !s.stopped());
+        // The same 39 items with a start-up cost of 0.1 ms still due on the CPU
+        // path: 2.05 ms, more than the latency: the board takes.
+        let mut s = board(0, 1, 1, &training);
+        s.set_node_now(NodeNow {
+            cpu_start_s: 1e-4,
+            ..NodeNow::default()
+        });
+        assert!(s.want(0.0, Some(5e-5), 999_961).is_some() && !s.stopped());
     }
 
     #[test]
@@ -1441,6 +1508,7 @@ mod tests {
             b2.set_node_now(NodeNow {
                 queued: 1,
                 busy: Vec::new(),
+                cpu_start_s: 0.0,
             });
             b2.want(0.0, None, 20).unwrap()
         };
