@@ -266,11 +266,18 @@ where
     };
     let one_driver = shmem.clock() == ClockKind::Virtual;
     let largest = max_chunk.min(n);
+    // What a chunk moves, if the model may price it: a profile whose hops all cost
+    // nothing (native) prices nothing, and the model is not asked (two queries
+    // cost the driver's clock 0.5-1.8 us before a 4-board node's first chunk in an
+    // FFT pass of about 50 us).
+    let bytes_to_price = options
+        .board_bytes
+        .filter(|_| my_boards > 0 && !shmem.profile().is_free());
     // With priced transfers and no samples given, this node's boards train on the
     // size whose transfers the model prices cheapest beyond their share at the
     // largest chunk (the boards of a node are alike: board 0's route stands for all).
-    let board_samples = match (options.samples, options.board_bytes, my_boards > 0) {
-        (None, Some(bytes), true) => match cheapest_sample(shmem, bytes, samples.0, largest)? {
+    let board_samples = match (options.samples, bytes_to_price) {
+        (None, Some(bytes)) => match cheapest_sample(shmem, bytes, samples.0, largest)? {
             Some(small) if small != samples.0 => {
                 let large = samples.1.max(small.saturating_mul(4)).min(max_chunk);
                 if large > small {
@@ -293,8 +300,8 @@ where
             _ => None,
         })
     };
-    let transfers: Vec<Option<Transfers>> = match options.board_bytes {
-        Some(bytes) if my_boards > 0 => match priced(bytes, 0)? {
+    let transfers: Vec<Option<Transfers>> = match bytes_to_price {
+        Some(bytes) => match priced(bytes, 0)? {
             // The boards of a node are alike: a model that prices no transfer of
             // board 0 (native) prices none, and the others are not asked (with 4
             // boards the eight queries took 2.7-4.5 us of the driver's clock before
