@@ -740,7 +740,8 @@ fn one_thread<B: BoardPath>(
     // The CPU path's start-up cost, as a trained start measured it, until its first
     // piece of this loop has paid it: the boards' plans and the CPU's first chunk
     // leave time for it.
-    let mut cpu_start_due = f64::from_bits(ctx.cpu_start_s.load(Ordering::Relaxed));
+    let cpu_start_before = f64::from_bits(ctx.cpu_start_s.load(Ordering::Relaxed));
+    let mut cpu_start_due = cpu_start_before;
     // Each taker stops at its first empty take (the pool's overflow argument).
     let mut boards_may_take = !slots.is_empty();
     let mut cpu_may_take = cpu.is_some();
@@ -779,13 +780,8 @@ fn one_thread<B: BoardPath>(
                             .store(cpu_own.per_item().to_bits(), Ordering::Relaxed);
                         cpu_start_due = 0.0;
                         if let Some(start_s) = cpu_own.start_s() {
-                            // The most seen: a deadline plan needs a cost it can
-                            // count on, and the FFT's varied from 2 to 28 us from
-                            // one pass to the next; planned at the last one seen,
-                            // the CPU's rows ran past the boards' end.
-                            let seen = f64::from_bits(ctx.cpu_start_s.load(Ordering::Relaxed));
-                            ctx.cpu_start_s
-                                .store(start_s.max(seen).to_bits(), Ordering::Relaxed);
+                            let kept = start_cost_kept(start_s, cpu_start_before);
+                            ctx.cpu_start_s.store(kept.to_bits(), Ordering::Relaxed);
                         }
                         at = end;
                         serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_start_due)?;
@@ -846,6 +842,16 @@ fn cpu_fits(ctx: &Ctx<'_>, slots: &[Slot], cpu_item_s: f64, start_s: f64) -> u64
         }
         None => u64::MAX,
     }
+}
+
+/// The CPU path's start-up cost a loop passes on, from the one it measured and the one
+/// it started from: the larger of the measured one and half the earlier. A deadline
+/// plan needs a cost it can count on, and the FFT's varied from 2 to 28 us from one
+/// pass to the next (planned at the last one seen, the CPU's rows ran past the
+/// boards' end); halved at each loop, an outlier (a page-fault storm, say) does not
+/// keep the CPU out of later loops for good.
+fn start_cost_kept(measured_s: f64, before_s: f64) -> f64 {
+    measured_s.max(0.5 * before_s).max(0.0)
 }
 
 /// Whole iterations of `item_s` seconds that fit in `gap_s` seconds after a start-up
@@ -1021,5 +1027,19 @@ mod tests {
         // Before the CPU's time is known it may take (the boards wait for it).
         assert_eq!(iterations_within(36e-6, 0.0, 40e-6), u64::MAX);
         assert_eq!(iterations_within(36e-6, f64::NAN, 0.0), u64::MAX);
+    }
+
+    #[test]
+    fn a_start_up_cost_is_kept_at_the_larger_of_the_measured_and_half_the_earlier() {
+        // Loops measuring 28, 2, 2, 2 and 20 us, each from the one before.
+        let mut kept = 0.0;
+        let mut seen = Vec::new();
+        for measured in [28e-6, 2e-6, 2e-6, 2e-6, 20e-6] {
+            kept = start_cost_kept(measured, kept);
+            seen.push((kept * 1e6_f64).round());
+        }
+        assert_eq!(seen, [28.0, 14.0, 7.0, 4.0, 20.0]);
+        // A NaN earlier cost is no cost.
+        assert_eq!(start_cost_kept(3e-6, f64::NAN), 3e-6);
     }
 }
