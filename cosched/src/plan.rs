@@ -200,27 +200,23 @@ mod tests {
         let mut p = plan(10.0, 0.0, 400.0, &alone);
         p.others_rate = 0.1;
         assert_eq!(p.first_chunk(), Some(200));
-        let mut p = plan(10.0, 1.0, 400.0, &alone);
-        p.own_cpu_item_s = Some(10.0);
+        // The thread's own CPU with a start-up cost of `start_s` still to pay.
+        let own_cpu = |start_s: f64| {
+            let node = NodeNow {
+                cpu_start_s: start_s,
+                ..NodeNow::default()
+            };
+            let mut p = plan(10.0, 1.0, 400.0, &node);
+            p.own_cpu_item_s = Some(10.0);
+            p.first_chunk()
+        };
         // e = 10 c and the CPU does (e - c) / 10 = 0.9 c: c = 400 / 1.9.
-        assert_eq!(p.first_chunk(), Some(211));
+        assert_eq!(own_cpu(0.0), Some(211));
         // A CPU path that has yet to pay a start-up cost of 190 s does 19 iterations
         // less: c = (400 + 19) / 1.9 = 220.5.
-        let slow_start = NodeNow {
-            cpu_start_s: 190.0,
-            ..NodeNow::default()
-        };
-        let mut p = plan(10.0, 1.0, 400.0, &slow_start);
-        p.own_cpu_item_s = Some(10.0);
-        assert_eq!(p.first_chunk(), Some(221));
+        assert_eq!(own_cpu(190.0), Some(221));
         // One that costs more than the whole plan leaves the CPU nothing.
-        let slow_start = NodeNow {
-            cpu_start_s: 1e9,
-            ..NodeNow::default()
-        };
-        let mut p = plan(10.0, 1.0, 400.0, &slow_start);
-        p.own_cpu_item_s = Some(10.0);
-        assert_eq!(p.first_chunk(), Some(400));
+        assert_eq!(own_cpu(1e9), Some(400));
     }
 
     #[test]
