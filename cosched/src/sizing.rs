@@ -182,8 +182,7 @@ impl NodeFits {
     }
 
     /// What the node's boards learned, once their model is final (measured chunks
-    /// only), with the CPU path's speed the driver measured (`cpu_rate` iterations a
-    /// second, `cpu_item_s` seconds an iteration on its thread; 0: not measured).
+    /// only), with what the driver measured of its PE's CPU path (`cpu`).
     pub(crate) fn learned(&self, cpu: CpuLearned) -> Option<Trained> {
         let final_line = |line: &LineFit| line.fit.filter(|_| line.is_final());
         let (kernel, model) = final_line(&self.kernel)?;
@@ -332,8 +331,8 @@ enum Stop {
 ///
 /// What the first piece took beyond its iterations at the later pieces' time is the
 /// CPU path's *start-up cost* in a loop ([`PerItem::start_s`]): a plan that gives the
-/// CPU iterations at the later time alone gave the FFT's CPU about ten rows a pass
-/// that took it 20-40 us longer than planned, past the boards' end.
+/// CPU iterations at the later time alone gave the FFT's CPU about ten rows a pass,
+/// the first of which cost 10-28 us more, and they ran past the boards' end.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct PerItem {
     first: Option<f64>,
