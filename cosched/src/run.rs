@@ -493,7 +493,7 @@ struct Ctx<'a> {
     cpu_item_s: AtomicU64,
     /// One-thread driver only: the CPU path's start-up cost in a loop (f64 bits, 0
     /// until known; see `PerItem::start_s`): a trained start's until this loop
-    /// measures its own.
+    /// measures its own, then what `start_cost_kept` keeps of both.
     cpu_start_s: AtomicU64,
 }
 
