@@ -335,10 +335,10 @@ enum Stop {
 /// the first of which cost 10-28 us more, and they ran past the boards' end.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct PerItem {
-    first: Option<f64>,
-    later: Option<f64>,
     /// The first piece's iterations and seconds.
-    first_piece: Option<(u64, f64)>,
+    first: Option<(u64, f64)>,
+    /// Seconds per item of the later pieces, smoothed.
+    later: Option<f64>,
 }
 
 impl PerItem {
@@ -350,7 +350,6 @@ impl PerItem {
         PerItem {
             first: None,
             later: (seconds.is_finite() && seconds > 0.0).then_some(seconds),
-            first_piece: None,
         }
     }
 
@@ -358,25 +357,26 @@ impl PerItem {
         if items == 0 {
             return;
         }
-        let measured = seconds.max(0.0) / items as f64;
+        let seconds = seconds.max(0.0);
         if self.first.is_none() {
-            self.first = Some(measured);
-            self.first_piece = Some((items, seconds.max(0.0)));
+            self.first = Some((items, seconds));
         } else {
+            let measured = seconds / items as f64;
             self.later = Some(self.later.map_or(measured, |t| 0.5 * t + 0.5 * measured));
         }
     }
 
     /// Seconds per item (0 before any).
     pub(crate) fn per_item(&self) -> f64 {
-        self.later.or(self.first).unwrap_or(0.0)
+        let first = self.first.map(|(items, seconds)| seconds / items as f64);
+        self.later.or(first).unwrap_or(0.0)
     }
 
     /// The start-up cost measured in this loop: what its first piece took beyond its
     /// iterations at the later time (at least 0), once both are known (the later time
     /// may be a trained start's).
     pub(crate) fn start_s(&self) -> Option<f64> {
-        let ((items, seconds), later) = (self.first_piece?, self.later?);
+        let ((items, seconds), later) = (self.first?, self.later?);
         Some((seconds - items as f64 * later).max(0.0))
     }
 }
