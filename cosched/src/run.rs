@@ -267,9 +267,9 @@ where
     let one_driver = shmem.clock() == ClockKind::Virtual;
     let largest = max_chunk.min(n);
     // What a chunk moves, if the model may price it: a profile whose hops all cost
-    // nothing (native) prices nothing, and the model is not asked (two queries
-    // cost the driver's clock 0.5-1.8 us before a 4-board node's first chunk in an
-    // FFT pass of about 50 us).
+    // nothing (native) prices nothing, and the model is not asked (with 4 boards
+    // its eight queries took 2.7-4.5 us of the driver's clock before the node's
+    // first chunk, in an FFT pass of about 50 us).
     let bytes_to_price = options
         .board_bytes
         .filter(|_| my_boards > 0 && !shmem.profile().is_free());
@@ -290,28 +290,20 @@ where
         },
         _ => samples,
     };
-    let priced = |bytes: BoardBytes, board: u32| -> Result<Option<Transfers>> {
-        let at = |items: u64| -> Result<Option<Sample>> {
-            Ok(modeled_transfers(shmem, board, bytes, items)?
-                .map(|seconds| Sample { items, seconds }))
-        };
-        Ok(match (at(board_samples.0)?, at(largest)?) {
-            (Some(small), Some(largest)) => Some(Transfers { small, largest }),
-            _ => None,
-        })
-    };
     let transfers: Vec<Option<Transfers>> = match bytes_to_price {
-        Some(bytes) => match priced(bytes, 0)? {
-            // The boards of a node are alike: a model that prices no transfer of
-            // board 0 (native) prices none, and the others are not asked (with 4
-            // boards the eight queries took 2.7-4.5 us of the driver's clock before
-            // its first chunk, two take 1.4-1.7, in an FFT pass of about 50 us).
-            None => vec![None; my_boards as usize],
-            first => std::iter::once(Ok(first))
-                .chain((1..my_boards).map(|board| priced(bytes, board)))
-                .collect::<Result<_>>()?,
-        },
-        _ => vec![None; my_boards as usize],
+        Some(bytes) => (0..my_boards)
+            .map(|board| -> Result<Option<Transfers>> {
+                let at = |items: u64| -> Result<Option<Sample>> {
+                    Ok(modeled_transfers(shmem, board, bytes, items)?
+                        .map(|seconds| Sample { items, seconds }))
+                };
+                Ok(match (at(board_samples.0)?, at(largest)?) {
+                    (Some(small), Some(largest)) => Some(Transfers { small, largest }),
+                    _ => None,
+                })
+            })
+            .collect::<Result<_>>()?,
+        None => vec![None; my_boards as usize],
     };
     let board_sizer = |board: u32| {
         BoardSizer::new(
