@@ -10,6 +10,7 @@
 //!                   [--clock virtual] [--pes 4] [--rho R] [--json]
 //! ```
 //!
+//! (`--help` says what each option is.)
 //! It looks for `shmemrun`, `cbir` and `fft2d` next to itself (`target/release/`).
 //! Each job has `--pes` PEs (default 4), one per node. CBIR runs `--images` images at
 //! `--cpu-ns-per-pixel 10` (the boards' speed is then fixed: 20x a CPU core, the cbir
@@ -57,68 +58,73 @@ struct Passes {
     sweep: Vec<f64>,
 }
 
-/// The benchmark's settings.
+/// The application an oracle job runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum App {
+    Cbir,
+    Fft2d,
+}
+
+impl App {
+    /// Its binary's name.
+    fn binary(self) -> &'static str {
+        match self {
+            App::Cbir => "cbir",
+            App::Fft2d => "fft2d",
+        }
+    }
+}
+
+/// FastFit against the best static split of CBIR or the 2D FFT: one oracle job (every
+/// static CPU/board split in 10% steps, the static split with an assumed speed ratio,
+/// and FastFit) per profile, board count and assumption, `--reps` times; prints the
+/// medians of the times and of the ratios taken run by run. It runs `shmemrun`,
+/// `cbir` and `fft2d` from its own directory (`target/release/`).
+#[derive(Debug, clap::Parser)]
+#[command(version)]
 struct Settings {
-    /// `cbir` or `fft2d`.
-    app: String,
-    /// The FFT's N.
+    /// The application.
+    #[arg(long, value_enum, default_value = "cbir")]
+    app: App,
+    /// The FFT's N (an N x N image).
+    #[arg(long, default_value_t = 1024)]
     size: u32,
+    /// Cluster profiles, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "native,novo-g")]
     profiles: Vec<String>,
+    /// Boards per node, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4",
+          value_parser = clap::value_parser!(u32).range(1..))]
     boards: Vec<u32>,
+    /// The speed ratios (board / CPU core) the static split assumes, comma-separated:
+    /// `true` is the boards' true ratio; for CBIR 10 and 40 are off by 2x either way,
+    /// for the FFT 5 and 20.
+    #[arg(long, value_delimiter = ',', default_value = "true,10,40")]
     assume: Vec<String>,
+    /// CBIR's images.
+    #[arg(long, default_value_t = 2000)]
     images: u32,
-    reps: usize,
+    /// Oracle jobs per configuration (the figures are their medians).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    reps: u64,
+    /// The job clock (`virtual` or `wall`).
+    #[arg(long, default_value = "virtual", value_parser = ["virtual", "wall"])]
     clock: String,
+    /// PEs per job, one per node.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pes: u32,
+    /// FastFit's rho, passed on to `cbir` (the FFT runs FastFit's default).
+    #[arg(long)]
     rho: Option<String>,
+    /// One JSON object per configuration instead of the table.
+    #[arg(long)]
     json: bool,
 }
 
 fn parse_args() -> Result<Settings, String> {
-    let mut s = Settings {
-        app: "cbir".into(),
-        size: 1024,
-        profiles: vec!["native".into(), "novo-g".into()],
-        boards: vec![1, 2, 4],
-        assume: vec!["true".into(), "10".into(), "40".into()],
-        images: 2000,
-        reps: 3,
-        clock: "virtual".into(),
-        pes: 4,
-        rho: None,
-        json: false,
-    };
-    let mut args = std::env::args().skip(1);
-    let list = |v: String| v.split(',').map(str::to_string).collect::<Vec<_>>();
-    while let Some(a) = args.next() {
-        let mut value = || args.next().ok_or_else(|| format!("{a} needs a value"));
-        match a.as_str() {
-            "--profiles" => s.profiles = list(value()?),
-            "--boards" => {
-                s.boards = list(value()?)
-                    .iter()
-                    .map(|b| b.parse().map_err(|_| format!("bad board count {b:?}")))
-                    .collect::<Result<_, _>>()?
-            }
-            "--assume" => s.assume = list(value()?),
-            "--app" => s.app = value()?,
-            "--size" => s.size = value()?.parse().map_err(|_| "bad --size")?,
-            "--images" => s.images = value()?.parse().map_err(|_| "bad --images")?,
-            "--reps" => s.reps = value()?.parse().map_err(|_| "bad --reps")?,
-            "--clock" => s.clock = value()?,
-            "--pes" => s.pes = value()?.parse().map_err(|_| "bad --pes")?,
-            "--rho" => s.rho = Some(value()?),
-            "--json" => s.json = true,
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    if s.reps == 0 {
-        return Err("--reps must be at least 1".into());
-    }
-    if s.app != "cbir" && s.app != "fft2d" {
-        return Err(format!("--app {:?}: cbir or fft2d", s.app));
-    }
-    if s.app == "fft2d" && s.rho.is_some() {
+    use clap::Parser;
+    let s = Settings::parse();
+    if s.app == App::Fft2d && s.rho.is_some() {
         return Err("--rho is a cbir option: fft2d runs FastFit's default".into());
     }
     Ok(s)
@@ -136,9 +142,9 @@ fn run_once(
     cmd.args(["-n", &s.pes.to_string(), "--pes-per-node", "1"])
         .args(["--profile", profile])
         .args(["--fpgas", &boards.to_string(), "--clock", &s.clock])
-        .arg(dir.join(&s.app))
+        .arg(dir.join(s.app.binary()))
         .args(["--schedule", "oracle", "--json"]);
-    if s.app == "cbir" {
+    if s.app == App::Cbir {
         cmd.args([
             "--cpu-ns-per-pixel",
             "10",
@@ -170,7 +176,7 @@ fn run_once(
             .ok_or_else(|| format!("the job's JSON has no number {name:?}"))
     };
     Ok(Times {
-        best: field(if s.app == "cbir" {
+        best: field(if s.app == App::Cbir {
             "total_s"
         } else {
             "parallel_s"
@@ -179,13 +185,13 @@ fn run_once(
         fastfit: field("fastfit_s")?,
         sweep: sweep(
             &v,
-            if s.app == "cbir" {
+            if s.app == App::Cbir {
                 "total_s"
             } else {
                 "parallel_s"
             },
         )?,
-        passes: if s.app == "cbir" {
+        passes: if s.app == App::Cbir {
             None
         } else {
             Some(Passes {
@@ -258,7 +264,7 @@ fn main() -> Result<(), String> {
     if !s.json {
         // The FFT's last columns: FF/split for the row and column passes alone, for
         // FastFit and for FastFit started from what it learned.
-        let passes = if s.app == "cbir" {
+        let passes = if s.app == App::Cbir {
             ""
         } else {
             "  FF/passes  FFt/passes"
@@ -317,7 +323,7 @@ fn main() -> Result<(), String> {
                     println!(
                         "{}",
                         serde_json::json!({
-                            "app": s.app, "profile": profile, "boards": boards, "assume": assume,
+                            "app": s.app.binary(), "profile": profile, "boards": boards, "assume": assume,
                             "clock": s.clock, "images": s.images, "size": s.size,
                             "reps": s.reps, "pes": s.pes,
                             "best_s": best, "static_s": fixed, "fastfit_s": ff,
