@@ -1,5 +1,6 @@
 //! `shmemplus bench` as a report tool: an unknown `--ops` name is refused before any PE
-//! starts (a typo must not measure nothing and succeed), and a reader that goes away
+//! starts (a typo must not measure nothing and succeed), and so is a misalignment of a
+//! page or more; a reader that goes away
 //! (`shmemplus bench | head`) ends the job with a message naming the PE and the
 //! signal, not a panic. Every run is bounded.
 
@@ -57,4 +58,17 @@ fn a_reader_that_goes_away_ends_the_job_without_a_panic() {
         status.success() || stderr.contains("PE 0") && stderr.contains("SIGPIPE"),
         "{status}: {stderr}"
     );
+}
+
+#[test]
+fn a_misalignment_of_a_page_or_more_is_refused_before_any_pe_starts() {
+    // The private buffers are a page larger than the largest transfer: an offset of a
+    // page or more would reach past them (and a huge one overflowed their size).
+    for misalign in ["4096", "18446744073709551615"] {
+        let started = Instant::now();
+        let (status, stderr) = finish(bench(&["-n", "2", "--quick", "--misalign", misalign]));
+        assert_eq!(status.code(), Some(2), "{misalign}: {stderr}");
+        assert!(stderr.contains("--misalign"), "{misalign}: {stderr}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
 }

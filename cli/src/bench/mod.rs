@@ -89,9 +89,9 @@ pub struct BenchOptions {
     #[arg(long, default_value = "32M", value_parser = parse_size_arg)]
     pub max_size: usize,
     /// Offset the private source buffer by this many bytes from a page boundary (the
-    /// destination is page-aligned), to measure misaligned copies.
-    #[arg(long, default_value_t = 0)]
-    pub misalign: usize,
+    /// destination is page-aligned), to measure misaligned copies: 0 to 4095.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..4096))]
+    pub misalign: u16,
     /// Repetitions per figure (the median is reported).
     #[arg(long, default_value_t = 15)]
     pub reps: usize,

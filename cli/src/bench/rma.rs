@@ -42,10 +42,12 @@ pub(super) fn measure_routes(
             Vec::new()
         },
     };
-    let mut bufs = (
-        AlignedBuf::new(max + opts.misalign + 4096),
-        AlignedBuf::new(max + opts.misalign + 4096),
-    );
+    // The largest transfer from `misalign` bytes into a page-aligned buffer, with a
+    // page to spare.
+    let private = max
+        .checked_add(usize::from(opts.misalign) + 4096)
+        .ok_or_else(|| format!("--max-size {max} leaves no room for a private buffer"))?;
+    let mut bufs = (AlignedBuf::new(private)?, AlignedBuf::new(private)?);
     if me == 0 {
         for &route in routes {
             records.extend(measure_route(
@@ -69,18 +71,21 @@ pub(super) struct AlignedBuf {
 }
 
 impl AlignedBuf {
-    pub(super) fn new(bytes: usize) -> AlignedBuf {
-        let layout = std::alloc::Layout::from_size_align(bytes.max(1), 4096).expect("valid layout");
+    pub(super) fn new(bytes: usize) -> Result<AlignedBuf, String> {
+        let layout = std::alloc::Layout::from_size_align(bytes.max(1), 4096)
+            .map_err(|e| format!("a private buffer of {bytes} bytes: {e}"))?;
         // SAFETY: the layout has non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        AlignedBuf { ptr, layout }
+        Ok(AlignedBuf { ptr, layout })
     }
 
     pub(super) fn slice(&mut self, off: usize, len: usize) -> &mut [u8] {
-        assert!(off + len <= self.layout.size());
+        assert!(off
+            .checked_add(len)
+            .is_some_and(|end| end <= self.layout.size()));
         // SAFETY: in bounds (asserted), initialised (alloc_zeroed), exclusively borrowed.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(off), len) }
     }
@@ -173,10 +178,10 @@ pub(super) fn measure_route(
     // other PEs wait in a barrier, and no route writes PE 0's CPU copy).
     let local = unsafe { shmem.local_slice_mut(&objs.cpu) }.map_err(err)?;
     for &bytes in &sizes {
-        let src = src_buf.slice(opts.misalign, bytes);
+        let src = src_buf.slice(usize::from(opts.misalign), bytes);
         src.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
         let src: &[u8] = src;
-        let dst = get_buf.slice(opts.misalign, bytes);
+        let dst = get_buf.slice(usize::from(opts.misalign), bytes);
         let batch = batch_for(bytes, opts.quick);
         let window = batch.clamp(1, 64);
         let put_lat = time_per_op(shmem, reps, batch, || {
