@@ -286,8 +286,8 @@ pub(crate) struct BoardSizer {
     sample_asked: Cell<Option<bool>>,
     /// Whether one thread drives this node's boards (and its CPU).
     one_thread: bool,
-    /// Whether its last `want` said to wait for the node's model.
-    waiting: Cell<bool>,
+    /// What its last `want` said to wait for, if anything.
+    waiting: Cell<Option<Wait>>,
     /// The one-thread driver's view of the node's boards at this take.
     node_now: Option<NodeNow>,
     /// The loop's length.
@@ -381,6 +381,16 @@ impl PerItem {
     }
 }
 
+/// What a one-thread driver's board waits for when its `want` gives no chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// The CPU path's time per iteration, against which a board whose transfers the
+    /// model prices is weighed before it trains.
+    Cpu,
+    /// The node's model, from the samples that two other boards run.
+    Model,
+}
+
 impl BoardSizer {
     pub(crate) fn new(
         samples: (u64, u64),
@@ -411,7 +421,7 @@ impl BoardSizer {
             in_training: None,
             sample_asked: Cell::new(None),
             one_thread,
-            waiting: Cell::new(false),
+            waiting: Cell::new(None),
             node_now: None,
             n,
         }
@@ -471,7 +481,7 @@ impl BoardSizer {
         cpu_item_s: Option<f64>,
         handed_out: u64,
     ) -> Option<u64> {
-        self.waiting.set(false);
+        self.waiting.set(None);
         if let (Some(predicted), true, true) = (
             self.transfers.map(|t| t.largest_item_s()),
             self.one_thread,
@@ -479,7 +489,7 @@ impl BoardSizer {
         ) {
             match cpu_item_s {
                 None => {
-                    self.waiting.set(true);
+                    self.waiting.set(Some(Wait::Cpu));
                     return None;
                 }
                 Some(t) if predicted >= t => {
@@ -513,7 +523,7 @@ impl BoardSizer {
                     [0, _] => true,
                     [_, 0] if large_needed => false,
                     _ => {
-                        self.waiting.set(true);
+                        self.waiting.set(Some(Wait::Model));
                         return None;
                     }
                 }
@@ -786,10 +796,16 @@ impl BoardSizer {
         }
     }
 
-    /// Whether the last `want` said to wait for the node's model (a one-thread
-    /// driver's board while two other boards take the samples).
+    /// Whether the last `want` said to wait (a one-thread driver's board: for the
+    /// node's model while two other boards take the samples, or for the CPU path's
+    /// time when the model prices its transfers).
     pub(crate) fn waiting(&self) -> bool {
-        self.waiting.get()
+        self.waiting.get().is_some()
+    }
+
+    /// Whether the last `want` said to wait for the node's model.
+    pub(crate) fn waits_for_model(&self) -> bool {
+        self.waiting.get() == Some(Wait::Model)
     }
 
     /// A chunk of `items` took `seconds` (from staging to results).
@@ -1341,7 +1357,7 @@ mod tests {
         // 20 us or less.
         let s = one_thread(1, Some(priced(20e-3)));
         assert_eq!(s.want(0.0, None, 0), None);
-        assert!(s.waiting() && !s.stopped());
+        assert!(s.waiting() && !s.waits_for_model() && !s.stopped());
         assert_eq!(s.want(0.0, Some(20e-6), 0), None);
         assert!(s.stopped() && !s.waiting());
         let why = s.stop_reason().unwrap();
@@ -1400,7 +1416,7 @@ mod tests {
         assert_eq!(b0.want(0.0, None, 0), Some(100));
         b0.took(999_900);
         assert_eq!(b1.want(0.0, None, 0), None);
-        assert!(b1.waiting());
+        assert!(b1.waiting() && b1.waits_for_model());
         // The sample took 2 ms: 1 ms of transfers and 10 us an iteration besides.
         // The modeled second sample: 2000 iterations in 4 ms + 2000 * 10 us = 24 ms.
         b0.done(100, 2e-3);
@@ -1473,7 +1489,7 @@ mod tests {
         b0.took(999_500);
         // The others wait (not stop).
         assert_eq!(b1.want(0.0, None, 0), None);
-        assert!(b1.waiting() && !b1.stopped());
+        assert!(b1.waits_for_model() && !b1.stopped());
         // The small sample failed on board 3: board 1 takes it instead.
         b3.abandoned();
         assert_eq!(b1.want(0.0, None, 0), Some(100));

@@ -89,6 +89,23 @@ fn on_the_virtual_clock_the_model_is_the_kernels_own() {
 }
 
 #[test]
+fn on_one_driver_thread_the_cpu_waits_for_the_samples_before_its_first_chunk() {
+    // 4 boards per node: two take the samples and two wait for the model; the CPU's
+    // first chunk (10 us an iteration, its time not known yet) would hold the thread
+    // while the samples' DONE came and the waiting boards idled.
+    let env = [("SHMEMPLUS_FPGAS", "4"), ("SHMEMPLUS_CLOCK", "virtual")];
+    let r = run_with(PE, 2, Some(1), &["cosched", "200000"], &env);
+    all_ok(&r);
+    for (pe, out) in r.stdout.iter().enumerate() {
+        assert!(
+            out.contains(&format!("PE {pe}: the CPU's first chunk at")),
+            "{}",
+            dump(&r)
+        );
+    }
+}
+
+#[test]
 fn with_priced_transfers_a_board_trains_on_one_chunk() {
     // On novo-g (a modeled DMA of milliseconds per transfer) under virtual time, the
     // loop says what a chunk moves per iteration: every board's second sample is

@@ -327,11 +327,60 @@ pub(crate) fn cosched(
         return Err("the failed board's chunk was not rerun on the CPU path".into());
     }
     if fail == Fail::Nothing && !priced {
+        if exact && drives_boards && shmem.fpgas() >= 3 {
+            cpu_starts_after_the_samples(&report, (100, 1000))?;
+        }
         trained_again(shmem, n, &options, &report, drives_boards)?;
     }
     shmem.barrier_all().map_err(e2s)?;
     println!("PE {me}: cosched ok");
     Ok(())
+}
+
+/// On one driver thread with three boards or more (two take the samples, the others
+/// wait for the model), the CPU's first chunk, whose time is not known yet, starts
+/// no earlier than the boards' first production chunk (any board chunk but a board's
+/// first of a sample's size): while boards wait for the model, the CPU waits for the
+/// samples' DONE.
+fn cpu_starts_after_the_samples(
+    report: &shmemplus_cosched::Report,
+    samples: (u64, u64),
+) -> Result<(), String> {
+    let cpu_first = report
+        .devices
+        .iter()
+        .filter(|d| matches!(d.device, Device::Cpu { .. }))
+        .filter_map(|d| d.spans.first())
+        .map(|s| s.start_s)
+        .next();
+    let production = report
+        .devices
+        .iter()
+        .filter(|d| matches!(d.device, Device::Board { .. }))
+        .flat_map(|d| {
+            d.spans
+                .iter()
+                .enumerate()
+                .filter(|(i, s)| !(*i == 0 && (s.items == samples.0 || s.items == samples.1)))
+        })
+        .map(|(_, s)| s.start_s)
+        .min_by(f64::total_cmp);
+    match (cpu_first, production) {
+        (Some(cpu), Some(board)) if cpu < board => Err(format!(
+            "the CPU's first chunk started at {:.3} ms, before the boards' first production chunk at {:.3} ms",
+            cpu * 1e3,
+            board * 1e3
+        )),
+        (cpu, board) => {
+            println!(
+                "PE {}: the CPU's first chunk at {} ms, the boards' first production chunk at {} ms",
+                report.pe,
+                cpu.map_or("-".into(), |t| format!("{:.3}", t * 1e3)),
+                board.map_or("-".into(), |t| format!("{:.3}", t * 1e3)),
+            );
+            Ok(())
+        }
+    }
 }
 
 /// The counts of the iterations this PE ran, after checking that every iteration
