@@ -748,7 +748,7 @@ fn one_thread<B: BoardPath>(
         // thread has nothing else to do; a CPU iteration that does not fit in that
         // gap waits for the DONE instead. Before its first piece the CPU's time is
         // not known, and the piece holds the thread for as long as it takes: while
-        // boards wait for the node's model, it waits for the samples' DONE instead
+        // the boards train, it waits for the samples' DONE instead
         // (`waiting_for_samples`).
         let cap = if !cpu_started && waiting_for_samples(&slots) {
             0
@@ -828,17 +828,17 @@ fn one_thread<B: BoardPath>(
     Ok(devices)
 }
 
-/// Whether a board of the node waits for its model while a sample is in flight: the
-/// CPU's first piece then waits for the DONE, so that the boards' production chunks
-/// are staged first. In CBIR on native at 16 nodes a CPU's first image held the
-/// thread for 270 us, while the node's samples took 30 us and two boards idled for
-/// their model; the node's stagings, 5 us an image on this thread, then started
-/// 270 us late in a loop of 3.3 ms.
+/// Whether a training sample of the node is in flight: the CPU's first piece, whose
+/// length is not known, then waits for its DONE, so that the boards' next samples
+/// and production chunks are staged first. In CBIR on native at 16 nodes a CPU's
+/// first image held the thread for 270 us, while the node's samples took 30 us and
+/// two of its four boards idled for their model (with one board, its second sample
+/// started 320 us late); the node's stagings, 5 us an image on this thread, then
+/// started that late in a loop of 3.3 ms.
 fn waiting_for_samples(slots: &[Slot]) -> bool {
     slots
         .iter()
-        .any(|s| !s.retired && s.flight.is_none() && s.sizer.waits_for_model())
-        && slots.iter().any(|s| s.flight.is_some())
+        .any(|s| s.flight.is_some() && s.sizer.in_sample())
 }
 
 /// How many CPU iterations of `cpu_item_s` (0: not known yet) fit before the

@@ -286,8 +286,8 @@ pub(crate) struct BoardSizer {
     sample_asked: Cell<Option<bool>>,
     /// Whether one thread drives this node's boards (and its CPU).
     one_thread: bool,
-    /// What its last `want` said to wait for, if anything.
-    waiting: Cell<Option<Wait>>,
+    /// Whether its last `want` said to wait for the node's model.
+    waiting: Cell<bool>,
     /// The one-thread driver's view of the node's boards at this take.
     node_now: Option<NodeNow>,
     /// The loop's length.
@@ -381,16 +381,6 @@ impl PerItem {
     }
 }
 
-/// What a one-thread driver's board waits for when its `want` gives no chunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wait {
-    /// The CPU path's time per iteration, against which a board whose transfers the
-    /// model prices is weighed before it trains.
-    Cpu,
-    /// The node's model, from the samples that two other boards run.
-    Model,
-}
-
 impl BoardSizer {
     pub(crate) fn new(
         samples: (u64, u64),
@@ -421,7 +411,7 @@ impl BoardSizer {
             in_training: None,
             sample_asked: Cell::new(None),
             one_thread,
-            waiting: Cell::new(None),
+            waiting: Cell::new(false),
             node_now: None,
             n,
         }
@@ -481,7 +471,7 @@ impl BoardSizer {
         cpu_item_s: Option<f64>,
         handed_out: u64,
     ) -> Option<u64> {
-        self.waiting.set(None);
+        self.waiting.set(false);
         if let (Some(predicted), true, true) = (
             self.transfers.map(|t| t.largest_item_s()),
             self.one_thread,
@@ -489,7 +479,7 @@ impl BoardSizer {
         ) {
             match cpu_item_s {
                 None => {
-                    self.waiting.set(Some(Wait::Cpu));
+                    self.waiting.set(true);
                     return None;
                 }
                 Some(t) if predicted >= t => {
@@ -523,7 +513,7 @@ impl BoardSizer {
                     [0, _] => true,
                     [_, 0] if large_needed => false,
                     _ => {
-                        self.waiting.set(Some(Wait::Model));
+                        self.waiting.set(true);
                         return None;
                     }
                 }
@@ -796,16 +786,15 @@ impl BoardSizer {
         }
     }
 
-    /// Whether the last `want` said to wait (a one-thread driver's board: for the
-    /// node's model while two other boards take the samples, or for the CPU path's
-    /// time when the model prices its transfers).
+    /// Whether the last `want` said to wait for the node's model (a one-thread
+    /// driver's board while two other boards take the samples).
     pub(crate) fn waiting(&self) -> bool {
-        self.waiting.get().is_some()
+        self.waiting.get()
     }
 
-    /// Whether the last `want` said to wait for the node's model.
-    pub(crate) fn waits_for_model(&self) -> bool {
-        self.waiting.get() == Some(Wait::Model)
+    /// Whether its chunk in flight (taken and not done) is a training sample.
+    pub(crate) fn in_sample(&self) -> bool {
+        self.in_training.is_some()
     }
 
     /// A chunk of `items` took `seconds` (from staging to results).
@@ -1357,7 +1346,7 @@ mod tests {
         // 20 us or less.
         let s = one_thread(1, Some(priced(20e-3)));
         assert_eq!(s.want(0.0, None, 0), None);
-        assert!(s.waiting() && !s.waits_for_model() && !s.stopped());
+        assert!(s.waiting() && !s.stopped());
         assert_eq!(s.want(0.0, Some(20e-6), 0), None);
         assert!(s.stopped() && !s.waiting());
         let why = s.stop_reason().unwrap();
@@ -1416,7 +1405,7 @@ mod tests {
         assert_eq!(b0.want(0.0, None, 0), Some(100));
         b0.took(999_900);
         assert_eq!(b1.want(0.0, None, 0), None);
-        assert!(b1.waiting() && b1.waits_for_model());
+        assert!(b1.waiting());
         // The sample took 2 ms: 1 ms of transfers and 10 us an iteration besides.
         // The modeled second sample: 2000 iterations in 4 ms + 2000 * 10 us = 24 ms.
         b0.done(100, 2e-3);
@@ -1486,10 +1475,12 @@ mod tests {
         assert_eq!(b3.want(0.0, None, 0), Some(100));
         b3.took(999_900);
         assert_eq!(b0.want(0.0, None, 0), Some(400));
+        assert!(!b0.in_sample());
         b0.took(999_500);
+        assert!(b3.in_sample() && b0.in_sample());
         // The others wait (not stop).
         assert_eq!(b1.want(0.0, None, 0), None);
-        assert!(b1.waits_for_model() && !b1.stopped());
+        assert!(b1.waiting() && !b1.stopped());
         // The small sample failed on board 3: board 1 takes it instead.
         b3.abandoned();
         assert_eq!(b1.want(0.0, None, 0), Some(100));
@@ -1497,6 +1488,7 @@ mod tests {
         assert_eq!(b2.want(0.0, None, 0), None);
         b1.done(100, seconds(100));
         b0.done(400, seconds(400));
+        assert!(!b1.in_sample() && !b0.in_sample());
         // The model exists: every board takes its share.
         assert_eq!(b2.want(0.0, None, 0), Some(3800));
         assert!(!b2.waiting());

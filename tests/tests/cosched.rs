@@ -92,7 +92,8 @@ fn on_the_virtual_clock_the_model_is_the_kernels_own() {
 fn on_one_driver_thread_the_cpu_waits_for_the_samples_before_its_first_chunk() {
     // 4 boards per node: two take the samples and two wait for the model; the CPU's
     // first chunk (10 us an iteration, its time not known yet) would hold the thread
-    // while the samples' DONE came and the waiting boards idled.
+    // while the samples' DONE came and the waiting boards idled. (The 2-board jobs
+    // above check the same.)
     let env = [("SHMEMPLUS_FPGAS", "4"), ("SHMEMPLUS_CLOCK", "virtual")];
     let r = run_with(PE, 2, Some(1), &["cosched", "200000"], &env);
     all_ok(&r);

@@ -327,7 +327,7 @@ pub(crate) fn cosched(
         return Err("the failed board's chunk was not rerun on the CPU path".into());
     }
     if fail == Fail::Nothing && !priced {
-        if exact && drives_boards && shmem.fpgas() >= 3 {
+        if exact && drives_boards && shmem.fpgas() > 0 {
             cpu_starts_after_the_samples(&report, (100, 1000))?;
         }
         trained_again(shmem, n, &options, &report, drives_boards)?;
@@ -337,11 +337,10 @@ pub(crate) fn cosched(
     Ok(())
 }
 
-/// On one driver thread with three boards or more (two take the samples, the others
-/// wait for the model), the CPU's first chunk, whose time is not known yet, starts
+/// On one driver thread the CPU's first chunk, whose time is not known yet, starts
 /// no earlier than the boards' first production chunk (any board chunk but a board's
-/// first of a sample's size): while boards wait for the model, the CPU waits for the
-/// samples' DONE.
+/// first of a sample's size): while the boards train, the CPU waits for the samples'
+/// DONE.
 fn cpu_starts_after_the_samples(
     report: &shmemplus_cosched::Report,
     samples: (u64, u64),
