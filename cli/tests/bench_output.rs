@@ -1,8 +1,7 @@
 //! `shmemplus bench` as a report tool: an unknown `--ops` name is refused before any PE
 //! starts (a typo must not measure nothing and succeed), and so is a misalignment of a
-//! page or more; a reader that goes away
-//! (`shmemplus bench | head`) ends the job with a message naming the PE and the
-//! signal, not a panic. Every run is bounded.
+//! page or more; a reader that goes away (`shmemplus bench | head`) ends the job with
+//! a message naming the PE and the signal, not a panic. Every run is bounded.
 
 mod common;
 

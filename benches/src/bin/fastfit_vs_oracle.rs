@@ -10,8 +10,7 @@
 //!                   [--clock virtual] [--pes 4] [--rho R] [--json]
 //! ```
 //!
-//! (`--help` says what each option is.)
-//! It looks for `shmemrun`, `cbir` and `fft2d` next to itself (`target/release/`).
+//! (`--help` says what each option is.) It looks for `shmemrun`, `cbir` and `fft2d` next to itself (`target/release/`).
 //! Each job has `--pes` PEs (default 4), one per node. CBIR runs `--images` images at
 //! `--cpu-ns-per-pixel 10` (the boards' speed is then fixed: 20x a CPU core, the cbir
 //! default; `--rho` is passed on); the FFT an N x N image (`--size`) at
