@@ -733,13 +733,16 @@ fn one_thread<B: BoardPath>(
     // piece of this loop has paid it: the boards' plans and the CPU's first chunk
     // leave time for it.
     let cpu_start_before = f64::from_bits(ctx.cpu_start_s.load(Ordering::Relaxed));
-    let mut cpu_start_due = cpu_start_before;
     // Each taker stops at its first empty take (the pool's overflow argument).
     let mut boards_may_take = !slots.is_empty();
     let mut cpu_may_take = cpu.is_some();
-    // Whether the CPU path has run a piece in this loop.
-    let mut cpu_started = false;
     loop {
+        // The start-up cost still due: none once the CPU has run a piece.
+        let cpu_start_due = if cpu_own.measured() {
+            0.0
+        } else {
+            cpu_start_before
+        };
         serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_start_due)?;
         // A CPU chunk, in pieces with the boards served between them, no longer than
         // the thread is free: a board's DONE waits for the piece it comes in, and
@@ -750,7 +753,7 @@ fn one_thread<B: BoardPath>(
         // not known, and the piece holds the thread for as long as it takes: while
         // the boards train, it waits for the samples' DONE instead
         // (`waiting_for_samples`).
-        let cap = if !cpu_started && waiting_for_samples(&slots) {
+        let cap = if !cpu_own.measured() && waiting_for_samples(&slots) {
             0
         } else {
             cpu_fits(ctx, &slots, cpu_own.per_item(), cpu_start_due)
@@ -774,19 +777,18 @@ fn one_thread<B: BoardPath>(
                     while at < chunk.range.end {
                         let end = at.saturating_add(piece).min(chunk.range.end);
                         ctx.cpu_call(at..end)?;
-                        cpu_started = true;
                         // Known from the first piece on: a board trained before the
                         // CPU's first chunk ends weighs itself against it.
                         cpu_own.add(end - at, ctx.now_s() - from);
                         ctx.cpu_item_s
                             .store(cpu_own.per_item().to_bits(), Ordering::Relaxed);
-                        cpu_start_due = 0.0;
                         if let Some(start_s) = cpu_own.start_s() {
                             let kept = start_cost_kept(start_s, cpu_start_before);
                             ctx.cpu_start_s.store(kept.to_bits(), Ordering::Relaxed);
                         }
                         at = end;
-                        serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_start_due)?;
+                        // The start-up cost is paid: none is due.
+                        serve_boards(ctx, path, &mut slots, &mut boards_may_take, 0.0)?;
                         from = ctx.now_s();
                     }
                     let end_s = ctx.now_s();

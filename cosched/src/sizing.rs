@@ -366,6 +366,11 @@ impl PerItem {
         }
     }
 
+    /// Whether this loop has measured a piece (a trained start's time is not one).
+    pub(crate) fn measured(&self) -> bool {
+        self.first.is_some()
+    }
+
     /// Seconds per item (0 before any).
     pub(crate) fn per_item(&self) -> f64 {
         let first = self.first.map(|(items, seconds)| seconds / items as f64);
@@ -1196,7 +1201,9 @@ mod tests {
         // not move it, the next one does.
         let mut t = PerItem::starting_at(20e-6);
         assert_eq!(t.per_item(), 20e-6);
+        assert!(!t.measured());
         t.add(1, 1e-3);
+        assert!(t.measured());
         assert_eq!(t.per_item(), 20e-6);
         t.add(1, 40e-6);
         assert!((t.per_item() - 30e-6).abs() < 1e-15, "{}", t.per_item());
