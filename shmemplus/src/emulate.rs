@@ -114,6 +114,10 @@ pub struct Emulation {
     /// The latest delivery instant of this PE's puts to each PE (what a later write to
     /// that PE is stamped no earlier than, under the virtual clock).
     undelivered_to: Vec<AtomicU64>,
+    /// The latest delivery instant of this PE's puts into its own partition of each
+    /// of its node's boards, by board (what a kernel it starts on that board starts
+    /// no earlier than: see `Shmem::kernel_start`).
+    undelivered_board: Vec<AtomicU64>,
     /// Per node on another host: a private, zeroed control block standing in for its
     /// leader's, whose timelines this PE charges alone (a host cannot reach another
     /// host's timelines at the cost of one word; see docs on the MPI conduit).
@@ -130,10 +134,12 @@ pub struct Completion {
 }
 
 impl Emulation {
-    /// The emulation for `profile`, or `None` when nothing in it costs anything.
+    /// The emulation for `profile` with `boards` boards per node, or `None` when
+    /// nothing in it costs anything.
     pub fn new(
         profile: &Profile,
         topology: Topology,
+        boards: u32,
         segs: Arc<JobSegments>,
         clock: Arc<JobClock>,
     ) -> Option<Emulation> {
@@ -151,6 +157,7 @@ impl Emulation {
                 })
                 .collect(),
             undelivered_to: (0..topology.n_pes).map(|_| AtomicU64::new(0)).collect(),
+            undelivered_board: (0..boards).map(|_| AtomicU64::new(0)).collect(),
             topology,
             segs,
             clock,
@@ -356,6 +363,22 @@ impl Emulation {
         if let Some(t) = self.undelivered_to.get(target) {
             t.fetch_max(delivered, Ordering::AcqRel);
         }
+    }
+
+    /// Records that a put of this PE into its own partition of board `board` is
+    /// delivered at `delivered` (see [`Emulation::undelivered_to_board`]).
+    pub fn record_delivery_to_board(&self, board: u32, delivered: u64) {
+        if let Some(t) = self.undelivered_board.get(board as usize) {
+            t.fetch_max(delivered, Ordering::AcqRel);
+        }
+    }
+
+    /// The latest delivery instant of this PE's puts into its own partition of board
+    /// `board` so far (0 if none was charged).
+    pub fn undelivered_to_board(&self, board: u32) -> u64 {
+        self.undelivered_board
+            .get(board as usize)
+            .map_or(0, |t| t.load(Ordering::Acquire))
     }
 
     /// The latest delivery instant of this PE's puts to PE `target` so far: a later

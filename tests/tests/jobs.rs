@@ -344,6 +344,28 @@ fn four_nodes_of_four_2gib_boards_start_lazily() {
 }
 
 #[test]
+fn a_kernel_started_after_a_put_nbi_into_its_board_waits_for_the_delivery() {
+    // novo-g prices the DMA into a board (ms for 256 KiB); 2 PEs on 2 nodes, one
+    // board each. On the virtual clock the caller goes on during the transfer; on
+    // the wall clock kernel_start waits for it. Either way DONE comes after the
+    // delivery plus the kernel, and the kernel saw the bytes.
+    for clock in ["virtual", "wall"] {
+        let env = [
+            ("SHMEMPLUS_PROFILE", "novo-g"),
+            ("SHMEMPLUS_CLOCK", clock),
+            ("SHMEMPLUS_FPGAS", "1"),
+        ];
+        let r = run(PE, 2, &["staged-kernel"], &env);
+        assert_eq!(r.outcome, JobOutcome::Success, "{clock}\n{}", dump(&r));
+        assert!(
+            r.stdout.iter().all(|o| o.contains("staged kernel ok")),
+            "{clock}\n{}",
+            dump(&r)
+        );
+    }
+}
+
+#[test]
 fn tuning_cache_is_written_reused_and_rebuilt() {
     let dir = std::env::temp_dir().join(format!("shmemplus-tune-job-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

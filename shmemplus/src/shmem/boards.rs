@@ -18,8 +18,9 @@ use std::fmt;
 /// once the kernel has computed and its modeled time has passed in real time. On the
 /// virtual clock the board raises DONE as soon as the kernel has computed, and the
 /// PE's clock is moved instead: the run holds the board's kernel unit from GO (the
-/// PE's clock at `kernel_start`, or the end of the runs started on the same board
-/// before, whichever is later) for its modeled time, and [`BoardRun::wait`] reaches
+/// PE's clock at `kernel_start`, the modeled delivery of the PE's puts into the board
+/// before it, or the end of the runs started on the same board before, whichever is
+/// latest) for its modeled time, and [`BoardRun::wait`] reaches
 /// that end on the PE's clock. Each PE keeps its boards' busy-until instants in its
 /// own memory: a PE runs kernels only on its own partitions of its node's boards.
 pub struct BoardRun {
@@ -58,9 +59,10 @@ impl BoardRun {
     }
 
     /// Blocks until DONE and returns the run's report. Its `elapsed_s` is the time on
-    /// the job clock from `kernel_start` to DONE: real time on the wall clock; on the
-    /// virtual clock the modeled time plus any wait for earlier runs on the board,
-    /// which the PE's clock has reached on return. A failing or panicking kernel is
+    /// the job clock from `kernel_start` to DONE: on the wall clock real time from
+    /// GO; on the virtual clock the modeled time plus any wait for this PE's puts into
+    /// the board and for earlier runs on it, which the PE's clock has reached on
+    /// return. A failing or panicking kernel is
     /// [`Error::Board`] (and charges nothing).
     pub fn wait(&self) -> Result<KernelDone> {
         let _call = self.shmem.inner.clock.enter();
@@ -159,10 +161,20 @@ impl Shmem {
 
     /// GO on the job clock: starts `kernel` of the loaded bitfile on board `b` with
     /// `args`, as [`Shmem::fpga_start`], and returns a [`BoardRun`] whose
-    /// [`wait`](BoardRun::wait) reaches DONE on the job clock. On the wall clock this
-    /// behaves exactly as `fpga_start`; on the virtual clock the kernel's modeled time
-    /// moves this PE's clock instead of passing in real time (runs on one board follow
-    /// each other; runs on different boards overlap).
+    /// [`wait`](BoardRun::wait) reaches DONE on the job clock. On the virtual clock the
+    /// kernel's modeled time moves this PE's clock instead of passing in real time
+    /// (runs on one board follow each other; runs on different boards overlap).
+    ///
+    /// **Ordering with this PE's puts into the board.** A kernel sees every put this
+    /// PE issued into its own partition of board `b` before the GO, blocking or not
+    /// ([`Shmem::put_nbi`]) and without a `quiet`: the board carries out one PE's
+    /// commands in the order they were issued, as a DMA engine's queue does. So the
+    /// kernel starts no earlier than the modeled delivery of the last of them. On the
+    /// virtual clock that delays the kernel, not the caller: a program can stage a
+    /// board with `put_nbi`, start its kernel and compute on its CPU while the DMA
+    /// runs. On the wall clock `kernel_start` waits for that delivery before the GO.
+    /// Puts by other PEs into the board are ordered by their own `quiet`, as in
+    /// OpenSHMEM.
     ///
     /// ```
     /// use shmemplus::{fpga_mock::kernels::standard_bitfile, Place};
@@ -181,16 +193,25 @@ impl Shmem {
     /// # Ok::<(), shmemplus::Error>(())
     /// ```
     pub fn kernel_start(&self, b: u32, kernel: &str, args: &[u64]) -> Result<BoardRun> {
-        let clock = &self.live()?.clock;
+        let inner = self.live()?;
+        let clock = &inner.clock;
         let _call = clock.enter();
+        // This PE's puts into the board come first (see the doc above).
+        let staged_ns = inner
+            .emulation
+            .as_ref()
+            .map_or(0, |e| e.undelivered_to_board(b));
         let started_ns = clock.now_ns();
+        if !clock.is_virtual() {
+            clock.reach(staged_ns);
+        }
         let run = self.fpga_start(b, kernel, args)?;
         // Rounded up, as the board rounds its own wait; `as` saturates.
         let modeled_ns = (run.modeled_s() * 1e9).ceil() as u64;
         let done_ns = clock.is_virtual().then(|| {
             self.inner
                 .boards
-                .reserve_kernel_unit(b, started_ns, modeled_ns)
+                .reserve_kernel_unit(b, started_ns.max(staged_ns), modeled_ns)
         });
         let end = done_ns.unwrap_or(started_ns.saturating_add(modeled_ns));
         crate::trace::hop(

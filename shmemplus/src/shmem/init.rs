@@ -160,7 +160,8 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
     };
     let segs = Arc::new(segs);
     let clock = Arc::new(JobClock::new(config.clock, profile.cpu_speed));
-    let emulation = Emulation::new(&profile, topology, segs.clone(), clock.clone());
+    let board_count = config.fpgas.unwrap_or(profile.topology.boards_per_node);
+    let emulation = Emulation::new(&profile, topology, board_count, segs.clone(), clock.clone());
     // The PEs that share this machine's cores: every PE under shmemrun.
     let machine_pes = mpi.as_ref().map_or(n, mpi_machine_ranks);
     let policy =
@@ -171,7 +172,7 @@ pub fn init_with(options: InitOptions) -> Result<Shmem> {
     let am = Arc::new(AmEngine::new(segs.clone(), policy, link)?);
     let t = &profile.topology;
     let boards = Arc::new(Boards::new(
-        config.fpgas.unwrap_or(t.boards_per_node),
+        board_count,
         t.board_memory,
         topology.pes_per_node,
         t.dma_min_bytes,

@@ -634,6 +634,9 @@ impl Shmem {
         let done = emu.transfer_packets(op, bytes, packet, start, deferred, &mut hops_of);
         if let (Some(c), RmaOp::Put) = (done, op) {
             emu.record_delivery_to(route.pe, c.delivered);
+            if let Reach::OwnBoard { board } = route.reach {
+                emu.record_delivery_to_board(board, c.delivered);
+            }
         }
         done
     }

@@ -1,6 +1,7 @@
 //! Board (mock FPGA) scenarios: `routes` (random puts and gets over every route and
 //! place against a reference model), `board-errors` (each bad board input gets its
-//! typed error, the board stays usable) and `board-memory` (boards start lazily).
+//! typed error, the board stays usable), `board-memory` (boards start lazily) and
+//! `staged-kernel` (a kernel is ordered after the PE's puts into its board).
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -266,5 +267,77 @@ pub(crate) fn board_memory() -> Result<(), String> {
         return Err(format!("PE {me}: {resident} bytes resident of {total}"));
     }
     shmem.barrier_all().map_err(e2s)?;
+    shmem.finalize().map_err(e2s)
+}
+
+/// `staged-kernel`: a kernel started right after a `put_nbi` into the PE's own board
+/// (no `quiet`) sees the put's bytes and starts no earlier than the put's modeled
+/// delivery (`Shmem::kernel_start`'s ordering rule), on either clock; on the virtual
+/// clock the caller is not held by the transfer (its clock after `kernel_start` is
+/// still short of the delivery), on the wall clock it is. Needs a profile that prices
+/// board transfers (novo-g). Prints the instants it checked.
+pub(crate) fn staged_kernel() -> Result<(), String> {
+    use shmemplus::config::ClockKind;
+    use shmemplus::fpga_mock::kernels::standard_bitfile;
+    use shmemplus::RmaOp;
+    const WORDS: usize = 64 << 10;
+    let shmem = shmemplus::init().map_err(e2s)?;
+    let me = shmem.my_pe();
+    if shmem.fpgas() == 0 {
+        return Err("this mode needs a board per node".into());
+    }
+    shmem.count_cpu_time(false);
+    let v = shmem.alloc::<u32>(WORDS, Place::Fpga(0)).map_err(e2s)?;
+    shmem.fpga_configure(0, standard_bitfile()).map_err(e2s)?;
+    let put_s = shmem
+        .modeled_route_seconds(RmaOp::Put, None, Place::Fpga(0), me, WORDS * 4)
+        .map_err(e2s)?
+        .filter(|&s| s > 0.0)
+        .ok_or("the profile prices no board transfer (use novo-g)")?;
+    let data: Vec<u32> = (0..WORDS as u32).map(|i| i.wrapping_mul(7) ^ me).collect();
+    let t0 = shmem.now();
+    shmem.put_nbi(&v, 0, &data, me).map_err(e2s)?;
+    let run = shmem
+        .kernel_start(0, "add-one", &[v.heap_offset() as u64, WORDS as u64])
+        .map_err(e2s)?;
+    let started = (shmem.now() - t0).as_secs_f64();
+    let done = run.wait().map_err(e2s)?;
+    let ended = (shmem.now() - t0).as_secs_f64();
+    println!(
+        "PE {me}: put {put_s:.6} s modeled, kernel {:.6} s; after kernel_start {started:.6} \
+         s, DONE at {ended:.6} s",
+        done.modeled_s
+    );
+    // 1 ns of rounding per instant.
+    if ended + 2e-9 < put_s + done.modeled_s {
+        return Err(format!(
+            "DONE at {ended} s, before the put's delivery ({put_s} s) plus the kernel's \
+             {} s: the kernel started before its input arrived",
+            done.modeled_s
+        ));
+    }
+    match shmem.clock() {
+        ClockKind::Virtual if started >= put_s / 2.0 => {
+            return Err(format!(
+                "kernel_start held the caller {started} s of a {put_s} s transfer on \
+                 the virtual clock"
+            ))
+        }
+        ClockKind::Virtual => {}
+        _ if started + 2e-9 < put_s => {
+            return Err(format!(
+                "kernel_start returned {started} s in, before the put's delivery at \
+                 {put_s} s"
+            ))
+        }
+        _ => {}
+    }
+    let want: Vec<u32> = data.iter().map(|x| x.wrapping_add(1)).collect();
+    if shmem.local_to_vec(&v).map_err(e2s)? != want {
+        return Err("the kernel did not see the put's bytes".into());
+    }
+    shmem.quiet().map_err(e2s)?;
+    shmem.barrier_all().map_err(e2s)?;
+    println!("PE {me}: staged kernel ok");
     shmem.finalize().map_err(e2s)
 }

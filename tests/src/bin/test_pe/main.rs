@@ -58,6 +58,7 @@ fn main() -> ExitCode {
             "routes" => boards::routes(arg(1).unwrap_or(1), arg(2).unwrap_or(30) as usize),
             "board-errors" => boards::board_errors(),
             "board-memory" => boards::board_memory(),
+            "staged-kernel" => boards::staged_kernel(),
             "tune" => tuning::tune_report(),
             "atomics" => place(1).and_then(|p| {
                 on_handle(&|shmem| {
