@@ -112,7 +112,8 @@ pub struct Emulation {
     /// The latest delivery instant of this PE's puts (what `quiet` waits for).
     undelivered_until: AtomicU64,
     /// The latest delivery instant of this PE's puts to each PE (what a later write to
-    /// that PE is stamped no earlier than, under the virtual clock).
+    /// that PE is stamped no earlier than, under the virtual clock). Puts into this
+    /// PE's own boards count here only from the next `fence` (`undelivered_board`).
     undelivered_to: Vec<AtomicU64>,
     /// The latest delivery instant of this PE's puts into its own partition of each
     /// of its node's boards, by board (what a kernel it starts on that board starts
@@ -379,6 +380,16 @@ impl Emulation {
         self.undelivered_board
             .get(board as usize)
             .map_or(0, |t| t.load(Ordering::Acquire))
+    }
+
+    /// The latest delivery instant of this PE's puts into its own partitions of any
+    /// board (0 if none was charged).
+    pub fn undelivered_to_boards(&self) -> u64 {
+        self.undelivered_board
+            .iter()
+            .map(|t| t.load(Ordering::Acquire))
+            .max()
+            .unwrap_or(0)
     }
 
     /// The latest delivery instant of this PE's puts to PE `target` so far: a later

@@ -116,6 +116,11 @@ impl Inner {
     /// `fence`: puts to a PE issued before it, on any route, are delivered before
     /// puts to the same PE issued after it.
     pub(super) fn fence_puts(&self) -> Result<()> {
+        // Modeled time: this PE's puts into its own boards now order its later writes
+        // to itself (its puts to other PEs do already, `Emulation::undelivered_to`).
+        if let Some(emu) = &self.emulation {
+            emu.record_delivery_to(self.segs.me, emu.undelivered_to_boards());
+        }
         match self.config.conduit {
             // Mapped puts are stores; a release fence orders them. Puts to other PEs'
             // boards travel as AMs, which a later store could overtake: complete them.
@@ -633,9 +638,14 @@ impl Shmem {
         let packet = self.packet_size(op, route, bytes, &mut hops_of);
         let done = emu.transfer_packets(op, bytes, packet, start, deferred, &mut hops_of);
         if let (Some(c), RmaOp::Put) = (done, op) {
-            emu.record_delivery_to(route.pe, c.delivered);
-            if let Reach::OwnBoard { board } = route.reach {
-                emu.record_delivery_to_board(board, c.delivered);
+            match route.reach {
+                // A put into this PE's own board orders what comes after it through
+                // the board's own queue (`kernel_start`) and through `fence`, which
+                // folds it into the PE's deliveries to itself; not through this PE's
+                // later writes to its own CPU memory as such (a work pool's counter
+                // would otherwise wait for every DMA it staged).
+                Reach::OwnBoard { board } => emu.record_delivery_to_board(board, c.delivered),
+                _ => emu.record_delivery_to(route.pe, c.delivered),
             }
         }
         done

@@ -274,8 +274,9 @@ pub(crate) fn board_memory() -> Result<(), String> {
 /// (no `quiet`) sees the put's bytes and starts no earlier than the put's modeled
 /// delivery (`Shmem::kernel_start`'s ordering rule), on either clock; on the virtual
 /// clock the caller is not held by the transfer (its clock after `kernel_start` is
-/// still short of the delivery), on the wall clock it is. Needs a profile that prices
-/// board transfers (novo-g). Prints the instants it checked.
+/// still short of the delivery), on the wall clock it is. On the virtual clock, with 2
+/// PEs, also `own_writes_after_a_board_put`. Needs a profile that prices board
+/// transfers (novo-g). Prints the instants it checked.
 pub(crate) fn staged_kernel() -> Result<(), String> {
     use shmemplus::config::ClockKind;
     use shmemplus::fpga_mock::kernels::standard_bitfile;
@@ -338,6 +339,62 @@ pub(crate) fn staged_kernel() -> Result<(), String> {
     }
     shmem.quiet().map_err(e2s)?;
     shmem.barrier_all().map_err(e2s)?;
+    if shmem.clock() == ClockKind::Virtual {
+        own_writes_after_a_board_put(&shmem, &v, &data, put_s)?;
+    }
     println!("PE {me}: staged kernel ok");
     shmem.finalize().map_err(e2s)
+}
+
+/// Virtual clock, 2 PEs: PE 0 puts `data` into its own board with `put_nbi` and then
+/// sets a word in its own CPU memory, which PE 1 polls. Without a `fence` between
+/// them, the word is not held back by the board's DMA (PE 1 sees it well before the
+/// put's delivery, `put_s` after PE 0's put); with one, it is (PE 1 sees it no
+/// earlier than the delivery).
+fn own_writes_after_a_board_put(
+    shmem: &shmemplus::Shmem,
+    board: &shmemplus::SymVec<u32>,
+    data: &[u32],
+    put_s: f64,
+) -> Result<(), String> {
+    let me = shmem.my_pe();
+    let word = shmem.alloc::<u64>(1, Place::Cpu).map_err(e2s)?;
+    shmem.barrier_all().map_err(e2s)?;
+    for (round, fenced) in [(1u64, false), (2, true)] {
+        let t0 = shmem.now();
+        if me == 0 {
+            shmem.put_nbi(board, 0, data, 0).map_err(e2s)?;
+            if fenced {
+                shmem.fence().map_err(e2s)?;
+            }
+            shmem.atomic_set(&word, 0, round, 0).map_err(e2s)?;
+        } else {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while shmem.atomic_fetch(&word, 0, 0).map_err(e2s)? != round {
+                if std::time::Instant::now() > deadline {
+                    return Err(format!("PE 0's word never became {round}"));
+                }
+                std::thread::yield_now();
+            }
+            let saw = (shmem.now() - t0).as_secs_f64();
+            println!("PE {me}: saw PE 0's word (fenced {fenced}) at {saw:.6} s");
+            match fenced {
+                false if saw >= put_s / 2.0 => {
+                    return Err(format!(
+                        "PE 0's write to itself, after a put_nbi into its board and no \
+                         fence, was seen at {saw} s: held back by the {put_s} s DMA"
+                    ))
+                }
+                true if saw + 2e-9 < put_s => {
+                    return Err(format!(
+                        "PE 0's write to itself after put_nbi + fence was seen at {saw} \
+                         s, before the put's delivery at {put_s} s"
+                    ))
+                }
+                _ => {}
+            }
+        }
+        shmem.barrier_all().map_err(e2s)?;
+    }
+    shmem.free(word).map_err(e2s)
 }
