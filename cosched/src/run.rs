@@ -95,6 +95,12 @@ pub struct BoardBytes {
     pub to_board: u64,
     /// Back from the board (its results).
     pub from_board: u64,
+    /// Whether the board path puts the inputs with `put_nbi` and starts the kernel
+    /// without a `quiet` (`Shmem::kernel_start` orders the kernel after the PE's puts
+    /// into its board): the inputs' DMA then runs while the driver's thread goes on
+    /// (on the virtual clock), and only the results' transfer is counted as holding
+    /// the thread. `false`: the inputs are put with a blocking `put`.
+    pub inputs_in_background: bool,
 }
 
 /// Who shares a co-scheduled loop.
@@ -293,12 +299,20 @@ where
     let transfers: Vec<Option<Transfers>> = match bytes_to_price {
         Some(bytes) => (0..my_boards)
             .map(|board| -> Result<Option<Transfers>> {
-                let at = |items: u64| -> Result<Option<Sample>> {
-                    Ok(modeled_transfers(shmem, board, bytes, items)?
-                        .map(|seconds| Sample { items, seconds }))
-                };
+                let at = |items: u64| modeled_transfers(shmem, board, bytes, items);
                 Ok(match (at(board_samples.0)?, at(largest)?) {
-                    (Some(small), Some(largest)) => Some(Transfers { small, largest }),
+                    (Some(small), Some(big)) => Some(Transfers {
+                        small: Sample {
+                            items: board_samples.0,
+                            seconds: small.total_s(),
+                        },
+                        largest: Sample {
+                            items: largest,
+                            seconds: big.total_s(),
+                        },
+                        small_held_s: small.held_s(bytes.inputs_in_background),
+                        largest_held_s: big.held_s(bytes.inputs_in_background),
+                    }),
                     _ => None,
                 })
             })
@@ -394,6 +408,29 @@ where
     })
 }
 
+/// The communication model's seconds for a board chunk's two transfers.
+#[derive(Debug, Clone, Copy)]
+struct ChunkTransfers {
+    /// Its inputs put into the board.
+    put_s: f64,
+    /// Its results got back.
+    get_s: f64,
+}
+
+impl ChunkTransfers {
+    fn total_s(&self) -> f64 {
+        self.put_s + self.get_s
+    }
+
+    /// The seconds that hold the driver's thread (`BoardBytes::inputs_in_background`).
+    fn held_s(&self, inputs_in_background: bool) -> f64 {
+        match inputs_in_background {
+            true => self.get_s,
+            false => self.total_s(),
+        }
+    }
+}
+
 /// The communication model's seconds for putting `items` iterations' inputs into
 /// board `board` of this PE's node and getting their results back; `None` when the
 /// profile models no cost, or the model cannot price that chunk (it does not fit the
@@ -404,7 +441,7 @@ fn modeled_transfers(
     board: u32,
     bytes: BoardBytes,
     items: u64,
-) -> Result<Option<f64>> {
+) -> Result<Option<ChunkTransfers>> {
     let size = |per_item: u64, what: &str| {
         items
             .checked_mul(per_item)
@@ -430,7 +467,7 @@ fn modeled_transfers(
             .flatten()
     };
     Ok(match (modeled(RmaOp::Put, to), modeled(RmaOp::Get, from)) {
-        (Some(put), Some(get)) if items > 0 => Some(put + get),
+        (Some(put_s), Some(get_s)) if items > 0 => Some(ChunkTransfers { put_s, get_s }),
         _ => None,
     })
 }
@@ -451,12 +488,12 @@ fn cheapest_sample(
     let Some(at_largest) = modeled_transfers(shmem, 0, bytes, largest)? else {
         return Ok(None);
     };
-    let per_item = at_largest / largest.max(1) as f64;
+    let per_item = at_largest.total_s() / largest.max(1) as f64;
     let mut best: Option<(u64, f64)> = None;
     let mut size = from.max(1);
     while size <= largest / 8 {
-        if let Some(seconds) = modeled_transfers(shmem, 0, bytes, size)? {
-            let overhead = seconds - size as f64 * per_item;
+        if let Some(t) = modeled_transfers(shmem, 0, bytes, size)? {
+            let overhead = t.total_s() - size as f64 * per_item;
             if best.is_none_or(|(_, least)| overhead <= least) {
                 best = Some((size, overhead));
             }

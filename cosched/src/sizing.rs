@@ -223,24 +223,46 @@ pub(crate) struct CpuLearned {
 pub(crate) struct Transfers {
     pub(crate) small: Sample,
     pub(crate) largest: Sample,
+    /// Of `small`'s and `largest`'s seconds, those that hold the driver's thread: all
+    /// of them, but for the inputs' put when the board path stages with `put_nbi`
+    /// (`BoardBytes::inputs_in_background`), whose DMA runs while the thread goes on.
+    pub(crate) small_held_s: f64,
+    pub(crate) largest_held_s: f64,
 }
 
 impl Transfers {
-    /// Seconds per iteration of the largest chunk's transfers.
-    fn largest_item_s(&self) -> f64 {
-        self.largest.seconds / self.largest.items as f64
+    /// Seconds per iteration for which the largest chunk's transfers hold the
+    /// driver's thread.
+    fn held_item_s(&self) -> f64 {
+        self.largest_held_s / self.largest.items as f64
     }
 
-    /// The modeled second sample, from `measured`, a chunk of the small size (`None`
-    /// for any other size).
+    /// Whether the transfers hold the driver's thread for most of their time.
+    fn hold_the_thread(&self) -> bool {
+        self.largest_held_s * 2.0 > self.largest.seconds
+    }
+
+    /// The modeled second sample of the board's chunk time, from `measured`, a chunk
+    /// of the small size (`None` for any other size).
     fn modeled_large(&self, measured: Sample) -> Option<Sample> {
+        self.modeled(measured, (self.small.seconds, self.largest.seconds))
+    }
+
+    /// The same for the driver's thread time: only the transfers that hold it.
+    fn modeled_large_held(&self, measured: Sample) -> Option<Sample> {
+        self.modeled(measured, (self.small_held_s, self.largest_held_s))
+    }
+
+    /// The largest chunk's `priced.1` plus, per iteration, what `measured` (of the
+    /// small size, whose price is `priced.0`) took beyond its price.
+    fn modeled(&self, measured: Sample, priced: (f64, f64)) -> Option<Sample> {
         if measured.items != self.small.items || !measured.seconds.is_finite() {
             return None;
         }
-        let rest = (measured.seconds - self.small.seconds).max(0.0) / measured.items as f64;
+        let rest = (measured.seconds - priced.0).max(0.0) / measured.items as f64;
         Some(Sample {
             items: self.largest.items,
-            seconds: self.largest.seconds + rest * self.largest.items as f64,
+            seconds: priced.1 + rest * self.largest.items as f64,
         })
     }
 }
@@ -466,8 +488,8 @@ impl BoardSizer {
     ///
     /// With priced transfers (`with_transfers`) on one driver thread, the board does
     /// not train until the CPU's time per iteration is known (it waits), and not at
-    /// all (it stops) if the model's transfers alone for its largest chunk cost the
-    /// thread as much per iteration as the CPU: training would pay a chunk latency
+    /// all (it stops) if the model's transfers alone for its largest chunk hold the
+    /// thread as long per iteration as the CPU takes: training would pay a chunk latency
     /// only to learn that. It trains on the small sample alone (the large one is
     /// modeled, see [`Transfers`]) unless that gave no model.
     pub(crate) fn want(
@@ -478,7 +500,9 @@ impl BoardSizer {
     ) -> Option<u64> {
         self.waiting.set(false);
         if let (Some(predicted), true, true) = (
-            self.transfers.map(|t| t.largest_item_s()),
+            self.transfers
+                .map(|t| t.held_item_s())
+                .filter(|&held| held > 0.0),
             self.one_thread,
             self.cpus > 0,
         ) {
@@ -514,9 +538,18 @@ impl BoardSizer {
             let small = if self.one_thread {
                 // The node's two samples, one of each size; the other boards wait
                 // for the model rather than hold the one thread with more samples.
+                // But where the small sample alone gives the model and staging
+                // leaves the thread free (the inputs' DMA runs in the background),
+                // every idle board takes a small sample too: a chunk costs the thread
+                // little, the board would idle through the first sample's DMA
+                // latency otherwise (novo-g: 3.5 ms), and samples of one size
+                // average into the line's small point.
+                let sample_too =
+                    !large_needed && self.transfers.is_some_and(|t| !t.hold_the_thread());
                 match sampling {
                     [0, _] => true,
                     [_, 0] if large_needed => false,
+                    _ if sample_too => true,
                     _ => {
                         self.waiting.set(true);
                         return None;
@@ -641,7 +674,7 @@ impl BoardSizer {
             // against 18-19) the first two of four boards took two shares each
             // and the other two idled through the pass. Then each board takes its
             // share, until a measured chunk gives the line a slope.
-            let bound = if self.transfers.is_some() {
+            let bound = if self.transfers.is_some_and(|t| t.hold_the_thread()) {
                 u64::MAX
             } else if falls {
                 share
@@ -742,7 +775,8 @@ impl BoardSizer {
         let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
         let first = training.driver.fit.is_none();
         training.driver.add(sample);
-        if let (true, Some(large)) = (first, self.transfers.and_then(|t| t.modeled_large(sample))) {
+        let large = self.transfers.and_then(|t| t.modeled_large_held(sample));
+        if let (true, Some(large)) = (first, large) {
             training.driver.add_modeled(large);
         }
     }
@@ -1336,6 +1370,8 @@ mod tests {
                 items: 1000,
                 seconds,
             },
+            small_held_s: 1e-3,
+            largest_held_s: seconds,
         };
         let one_thread = |cpus: u64, transfers: Option<Transfers>| {
             BoardSizer::new(
@@ -1380,6 +1416,66 @@ mod tests {
     }
 
     #[test]
+    fn inputs_staged_in_the_background_cost_the_thread_only_the_held_transfers() {
+        // The model prices 100 iterations' transfers at 1 ms and 2000 at 4 ms; the
+        // inputs' put, 90% of it, runs in the background (put_nbi), so the thread is
+        // held for 0.1 ms and 0.4 ms.
+        let priced = |held: bool| Transfers {
+            small: Sample {
+                items: 100,
+                seconds: 1e-3,
+            },
+            largest: Sample {
+                items: 2000,
+                seconds: 4e-3,
+            },
+            small_held_s: if held { 1e-3 } else { 0.1e-3 },
+            largest_held_s: if held { 4e-3 } else { 0.4e-3 },
+        };
+        let training = SharedTraining::default();
+        let sizer = |board: u32, held: bool, training: &SharedTraining| {
+            BoardSizer::new(
+                (100, 400),
+                rho95(),
+                (board, 2, 1),
+                true,
+                2000,
+                1_000_000,
+                training.clone(),
+            )
+            .with_transfers(Some(priced(held)))
+        };
+        // A CPU at 1.5 us an iteration: the blocking transfers (2 us an iteration)
+        // are dearer, and the board never trains; in the background (0.2 us) it does.
+        let blocking = sizer(0, true, &SharedTraining::default());
+        assert_eq!(blocking.want(0.0, Some(1.5e-6), 0), None);
+        assert!(blocking.stopped());
+        let (mut b0, mut b1) = (sizer(0, false, &training), sizer(1, false, &training));
+        assert_eq!(b0.want(0.0, Some(1.5e-6), 0), Some(100));
+        b0.took(1900);
+        // The other board samples too, rather than wait for the model (with the
+        // blocking put it waits: see `with_priced_transfers_one_sample_gives_the_model`).
+        assert_eq!(b1.want(0.0, Some(1.5e-6), 100), Some(100));
+        assert!(!b1.waiting() && !b1.stopped());
+        b1.took(1800);
+        // Board 0's sample: 2 ms on the board, 0.3 ms of the thread. The driver's
+        // modeled second sample is the held transfers plus the rest in proportion:
+        // 0.4 ms + (0.3 - 0.1) ms * 20 = 4.4 ms, not the whole 4 ms of transfers.
+        b0.done(100, 2e-3);
+        b0.cost_driver(100, 0.3e-3);
+        let driver = training.lock().unwrap().driver.fit.unwrap().1;
+        assert!((driver.seconds(2000) - 4.4e-3).abs() < 1e-12, "{driver:?}");
+        // Board 1's sample of the same size averages into the small point: 100
+        // iterations in 2.5 ms; the second sample modeled from board 0's (4 ms of
+        // transfers + 1 ms * 20) stays.
+        b1.done(100, 3e-3);
+        let fit = b1.clone().into_fit().unwrap();
+        assert!(fit.second_sample_modeled);
+        assert!((fit.samples[0].seconds - 2.5e-3).abs() < 1e-12, "{fit:?}");
+        assert!((fit.samples[1].seconds - 24e-3).abs() < 1e-12, "{fit:?}");
+    }
+
+    #[test]
     fn with_priced_transfers_one_sample_gives_the_model() {
         // Two boards on one driver thread; the model prices the transfers of 100
         // iterations at 1 ms and of 2000 at 4 ms.
@@ -1392,6 +1488,8 @@ mod tests {
                 items: 2000,
                 seconds: 4e-3,
             },
+            small_held_s: 1e-3,
+            largest_held_s: 4e-3,
         };
         let training = SharedTraining::default();
         let sizer = |board: u32| {

@@ -290,6 +290,7 @@ fn fastfit_rows(
         board_bytes: Some(shmemplus_cosched::BoardBytes {
             to_board: (n * size_of::<Complex32>()) as u64,
             from_board: (n * size_of::<Complex32>()) as u64,
+            inputs_in_background: false,
         }),
         // Training chunks of a sixteenth and a quarter of a board's even share of
         // the PE's rows: FastFit's default (a 64th of the loop per worker) is one

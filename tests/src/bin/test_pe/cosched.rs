@@ -219,6 +219,7 @@ pub(crate) fn cosched(
         board_bytes: priced.then_some(BoardBytes {
             to_board: in_bytes,
             from_board: OUT_BYTES,
+            inputs_in_background: false,
         }),
         ..Options::default()
     };
