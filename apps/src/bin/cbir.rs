@@ -36,7 +36,8 @@ use std::process::ExitCode;
 /// Images are 128x128, 64 colours. The feature of an image counts, for each colour c
 /// and distance d in {1,3,5,7}, the (pixel, neighbour) pairs of colour c at distance d
 /// in the 8 directions; similarity is the sum of absolute differences.
-/// PE 0 prints a report: the time of each phase (load, to boards, compute, gather,
+/// PE 0 prints a report: the time of each phase (static: load, compute (the boards'
+/// inputs put without blocking, their kernels, the CPUs' share meanwhile), gather,
 /// gather cpus, sort) and, on a profile with modeled costs, the model's prediction for
 /// the gather approach chosen. Times are on the job clock: virtual time under
 /// SHMEMPLUS_CLOCK=virtual (the CPU path's speed is then the modeled core's: this
@@ -545,23 +546,19 @@ fn run_static(
         (None, None, None)
     };
 
-    timer.run("to boards", || -> Result<()> {
-        if leader {
-            for (bufs, px) in on_boards.iter().zip(&board_images) {
-                if !px.is_empty() {
-                    shmem.put(&bufs.images, 0, px, me)?;
-                }
-                shmem.put(&bufs.query, 0, &query, me)?;
-            }
-        }
-        Ok(())
-    })?;
-    board_images.clear();
-
     let mut cpu_records = Vec::with_capacity(my_cpu.count as usize);
+    // The boards' images and the query go out with put_nbi, all boards' DMA at once;
+    // each kernel starts once its board's inputs are in (kernel_start is ordered after
+    // this PE's puts into the board), and the CPUs compute their share meanwhile.
     timer.run("compute", || -> Result<()> {
         let mut runs = Vec::new();
         if leader {
+            for (b, (bufs, px)) in (0..boards).zip(on_boards.iter().zip(&board_images)) {
+                if plan.board_share(node, b).count > 0 {
+                    shmem.put_nbi(&bufs.images, 0, px, me)?;
+                    shmem.put_nbi(&bufs.query, 0, &query, me)?;
+                }
+            }
             for ((b, bufs), results) in (0..boards).zip(&on_boards).zip(&board_results) {
                 let share = plan.board_share(node, b);
                 if share.count > 0 {
@@ -576,6 +573,7 @@ fn run_static(
                 }
             }
         }
+        board_images.clear();
         for (i, px) in cpu_images.chunks_exact(PIXELS).enumerate() {
             let f = correlogram(px, SIDE, SIDE);
             cpu_records.push(record(sad(&f, &query), my_cpu.first + i as u32));
@@ -969,8 +967,11 @@ impl shmemplus_cosched::BoardPath for CbirBoards<'_> {
             .unwrap_or_else(|e| e.into_inner());
         load_chunk(self.source, &range, &mut px)?;
         let me = self.shmem.my_pe();
+        // Non-blocking: the kernel starts once the pixels are in (kernel_start is
+        // ordered after this PE's puts into the board), and meanwhile the thread
+        // serves the other boards and computes on the CPU. `px` may be reused at once.
         self.shmem
-            .put(&bufs.images, 0, &px, me)
+            .put_nbi(&bufs.images, 0, &px, me)
             .map_err(|e| e.to_string())?;
         let args = [
             bufs.images.heap_offset() as u64,
@@ -1148,10 +1149,12 @@ fn fastfit_once(
         cpus: args.device != Device::Fpga,
         boards: use_boards,
         max_board_chunk: Some(max_chunk),
-        // An image's pixels go to the board, its record comes back.
+        // An image's pixels go to the board (put_nbi: `CbirBoards::start`), its
+        // record comes back.
         board_bytes: Some(shmemplus_cosched::BoardBytes {
             to_board: PIXELS as u64,
             from_board: size_of::<u64>() as u64,
+            inputs_in_background: true,
         }),
         ..Default::default()
     };
