@@ -95,16 +95,7 @@ fn json_report() {
     assert_eq!(v["gather"]["approach"], 2);
     assert!(v["gather"]["predicted"]["seconds"].as_f64().unwrap() > 0.0);
     let phases = common::phase_names(&v);
-    assert_eq!(
-        phases,
-        [
-            "load",
-            "compute",
-            "gather",
-            "gather cpus",
-            "sort"
-        ]
-    );
+    assert_eq!(phases, ["load", "compute", "gather", "gather cpus", "sort"]);
 }
 
 #[test]
@@ -148,7 +139,10 @@ fn the_virtual_clock_gives_the_same_results_in_virtual_time() {
                 // kernel_start is ordered after): its DONE, counted from kernel_start,
                 // is that wait plus its modeled time, and within the compute phase.
                 assert!(d > m + 1e-6, "virtual DONE after the inputs' DMA: {k}");
-                assert!(d <= compute + 1e-9, "{clock}: compute {compute} s < DONE {d} s");
+                assert!(
+                    d <= compute + 1e-9,
+                    "{clock}: compute {compute} s < DONE {d} s"
+                );
             }
         }
         tops.push(v["top"].clone());

@@ -20,6 +20,8 @@ pub(crate) struct NodeNow {
     /// first piece's time beyond its iterations', as an earlier loop measured it; 0
     /// once its first piece has run, or when unknown).
     pub(crate) cpu_start_s: f64,
+    /// Iterations the driver's own CPU path has taken in this loop so far.
+    pub(crate) cpu_taken: u64,
 }
 
 /// The chunks that end a node's part of the loop at one instant when one thread

@@ -250,6 +250,8 @@ where
         cpu_rate: AtomicU64::new(0f64.to_bits()),
         cpu_item_s: AtomicU64::new(0f64.to_bits()),
         cpu_start_s: AtomicU64::new(0f64.to_bits()),
+        cpu_chunk_s: options.cpu_chunk_s,
+        cpu_taken: AtomicU64::new(0),
     };
     // A trained start also knows the CPU path's speed (until this loop measures it).
     let usable = |x: f64| x.is_finite() && x > 0.0;
@@ -524,6 +526,10 @@ struct Ctx<'a> {
     /// until known; see `PerItem::start_s`): a trained start's until this loop
     /// measures its own, then what `start_cost_kept` keeps of both.
     cpu_start_s: AtomicU64,
+    /// `Options::cpu_chunk_s`.
+    cpu_chunk_s: f64,
+    /// Iterations this PE's CPU path has taken in this loop so far.
+    cpu_taken: AtomicU64,
 }
 
 impl Ctx<'_> {
@@ -556,6 +562,8 @@ impl Ctx<'_> {
         })?;
         if let Some(chunk) = &chunk {
             sizer.took(chunk.range.start, self.now_s());
+            self.cpu_taken
+                .fetch_add(chunk.range.end - chunk.range.start, Ordering::Relaxed);
         }
         Ok(chunk)
     }
@@ -790,7 +798,7 @@ fn one_thread<B: BoardPath>(
         // not known, and the piece holds the thread for as long as it takes: while
         // the boards train, it waits for the samples' DONE instead
         // (`waiting_for_samples`).
-        let cap = if !cpu_own.measured() && waiting_for_samples(&slots) {
+        let cap = if !cpu_own.measured() && waiting_for_samples(ctx, &slots) {
             0
         } else {
             cpu_fits(ctx, &slots, cpu_own.per_item(), cpu_start_due)
@@ -867,17 +875,25 @@ fn one_thread<B: BoardPath>(
     Ok(devices)
 }
 
-/// Whether a training sample of the node is in flight: the CPU's first piece, whose
-/// length is not known, then waits for its DONE, so that the boards' next samples
-/// and production chunks are staged first. In CBIR on native at 16 nodes a CPU's
-/// first image held the thread for 270 us, while the node's samples took 30 us and
-/// two of its four boards idled for their model (with one board, its second sample
-/// started 320 us late); the node's stagings, 5 us an image on this thread, then
-/// started that late in a loop of 3.3 ms.
-fn waiting_for_samples(slots: &[Slot]) -> bool {
-    slots
-        .iter()
-        .any(|s| s.flight.is_some() && s.sizer.in_sample())
+/// Whether a training sample of the node is in flight and due within a CPU chunk's
+/// time (`Options::cpu_chunk_s`): the CPU's first piece, whose length is not known,
+/// then waits for its DONE, so that the boards' next samples and production chunks
+/// are staged first. In CBIR on native at 16 nodes a CPU's first image held the
+/// thread for 270 us, while the node's samples took 30 us and two of its four boards
+/// idled for their model (with one board, its second sample started 320 us late);
+/// the node's stagings, 5 us an image on this thread, then started that late in a
+/// loop of 3.3 ms. A sample due later (novo-g's DMA: 3.3 ms for CBIR's 24 images)
+/// leaves the CPU's first piece, a few iterations, the time to run before it, and the
+/// boards' production chunks are then sized knowing the CPU's speed.
+fn waiting_for_samples(ctx: &Ctx<'_>, slots: &[Slot]) -> bool {
+    let now = ctx.shmem.now();
+    slots.iter().any(|s| match &s.flight {
+        Some(f) if s.sizer.in_sample() => f
+            .run
+            .done_at()
+            .is_none_or(|done| done.saturating_sub(now).as_secs_f64() < ctx.cpu_chunk_s),
+        _ => false,
+    })
 }
 
 /// How many CPU iterations of `cpu_item_s` (0: not known yet) fit before the
@@ -998,6 +1014,7 @@ fn node_now(ctx: &Ctx<'_>, slots: &[Slot], i: usize, cpu_start_s: f64) -> NodeNo
             .map(|f| (now_s - f.start_s, f.range.end - f.range.start))
             .collect(),
         cpu_start_s,
+        cpu_taken: ctx.cpu_taken.load(Ordering::Relaxed),
     }
 }
 

@@ -312,6 +312,9 @@ pub(crate) struct BoardSizer {
     waiting: Cell<bool>,
     /// The one-thread driver's view of the node's boards at this take.
     node_now: Option<NodeNow>,
+    /// The driver's CPU's iterations taken (`NodeNow::cpu_taken`) at this board's
+    /// last take.
+    cpu_taken_at_take: u64,
     /// The loop's length.
     n: u64,
 }
@@ -440,6 +443,7 @@ impl BoardSizer {
             one_thread,
             waiting: Cell::new(false),
             node_now: None,
+            cpu_taken_at_take: 0,
             n,
         }
     }
@@ -635,12 +639,17 @@ impl BoardSizer {
             let node_cpus = cpus * node_part;
             // As for the share above: right after training every node's boards take
             // together, so the node's part is of what was left at this board's last
-            // take, less what the node's boards took since (its busy ones).
+            // take, less what the node's boards took since (its busy ones) and what
+            // the driver's own CPU took since (novo-g, CBIR, one board per node: its
+            // 15 images during the 3.3 ms sample were counted as still to share, and
+            // the CPU ended 4 ms before the board). The node's other PEs' CPUs, on
+            // threads of their own, are not seen here.
             let node_left = if self.production {
                 left as f64 * node_part
             } else {
                 let busy: u64 = node.busy.iter().map(|&(_, items)| items).sum();
-                (round_left as f64 * node_part - busy as f64).max(0.0)
+                let cpu_since = node.cpu_taken.saturating_sub(self.cpu_taken_at_take);
+                (round_left as f64 * node_part - busy as f64 - cpu_since as f64).max(0.0)
             };
             // Staging and fetching are part of a chunk's time.
             let d = PipelineModel {
@@ -791,6 +800,7 @@ impl BoardSizer {
     pub(crate) fn took(&mut self, left: u64) {
         self.taken += 1;
         self.left = left;
+        self.cpu_taken_at_take = self.node_now.as_ref().map_or(0, |n| n.cpu_taken);
         self.production = self.model().is_some();
         self.in_training = match self.sample_asked.take() {
             Some(small) if !self.production => Some(small),
@@ -1327,6 +1337,48 @@ mod tests {
     }
 
     #[test]
+    fn right_after_training_the_plan_leaves_out_what_the_cpu_took_meanwhile() {
+        // One board and its driver's CPU (100 us an iteration) on one thread, a loop
+        // of 1000: the board trains on 100 and 400 (2 ms + 10 us an iteration, 0.1
+        // ms + 1 us of the thread). Its first production chunk is its part of what
+        // was left at its last take (500), less what the CPU took since: with 50
+        // taken, the plan is the one for 450 left.
+        let sizer = |left_at_take: u64| {
+            let training = SharedTraining::default();
+            let mut s = BoardSizer::new(
+                (100, 400),
+                rho95(),
+                (0, 1, 1),
+                true,
+                u64::MAX,
+                1000,
+                training,
+            );
+            s.set_node_now(NodeNow::default());
+            s.took(900);
+            s.done(100, seconds(100));
+            s.cost_driver(100, 1e-4 + 100.0 * 1e-6);
+            s.took(left_at_take);
+            s.done(400, seconds(400));
+            s.cost_driver(400, 1e-4 + 400.0 * 1e-6);
+            s
+        };
+        let now = |cpu_taken: u64| NodeNow {
+            cpu_taken,
+            ..NodeNow::default()
+        };
+        let mut s = sizer(500);
+        s.set_node_now(now(0));
+        let all = s.want(0.0, Some(1e-4), 500).unwrap();
+        s.set_node_now(now(50));
+        let after_cpu = s.want(0.0, Some(1e-4), 550).unwrap();
+        let mut twin = sizer(450);
+        twin.set_node_now(now(0));
+        assert_eq!(after_cpu, twin.want(0.0, Some(1e-4), 550).unwrap());
+        assert!(after_cpu < all, "{after_cpu} {all}");
+    }
+
+    #[test]
     fn on_a_shared_thread_a_board_leaves_the_cpu_the_time_it_does_not_use() {
         let training = SharedTraining::default();
         let mut s = board(0, 1, 1, &training);
@@ -1619,8 +1671,7 @@ mod tests {
             // Board 2 is the first to take after training; board 3 comes next.
             b2.set_node_now(NodeNow {
                 queued: 1,
-                busy: Vec::new(),
-                cpu_start_s: 0.0,
+                ..NodeNow::default()
             });
             b2.want(0.0, None, 20).unwrap()
         };

@@ -150,6 +150,32 @@ fn with_priced_transfers_a_board_trains_on_one_chunk() {
 }
 
 #[test]
+fn with_inputs_staged_in_the_background_every_board_samples_while_the_cpu_runs() {
+    // novo-g, 2 boards per node, virtual time: the boards' inputs (16 KiB images) go
+    // out with put_nbi and their kernels start at the delivery. Both boards begin
+    // with a sample (none waits for the other's model: a chunk costs the thread only
+    // its copy), and the CPU's first chunk runs during the samples' DMA, before the
+    // first production chunk, so that chunk is sized knowing the CPU's speed.
+    let env = [
+        ("SHMEMPLUS_FPGAS", "2"),
+        ("SHMEMPLUS_CLOCK", "virtual"),
+        ("SHMEMPLUS_PROFILE", "novo-g"),
+    ];
+    let r = run_with(
+        PE,
+        2,
+        Some(1),
+        &["cosched", "4000", "none", "job", "priced-background"],
+        &env,
+    );
+    all_ok(&r);
+    for (pe, out) in r.stdout.iter().enumerate() {
+        let line = format!("PE {pe}: 2 boards sampled");
+        assert!(out.contains(&line), "{line}\n{}", dump(&r));
+    }
+}
+
+#[test]
 fn when_every_board_fails_the_cpus_drain_the_loop() {
     // The CPUs are left out of the loop, and every board fails on its first chunk:
     // the chunks rerun on the CPU path and the final drain runs the rest.

@@ -1149,11 +1149,12 @@ fn fastfit_once(
         cpus: args.device != Device::Fpga,
         boards: use_boards,
         max_board_chunk: Some(max_chunk),
-        // An image's pixels go to the board (put_nbi: `CbirBoards::start`), its
-        // record comes back.
+        // An image's pixels go to the board (put_nbi: `CbirBoards::start`). Its
+        // record stays there until the loop has ended (`CbirBoards::collect` fetches
+        // a board's records in one get), so a chunk moves nothing back.
         board_bytes: Some(shmemplus_cosched::BoardBytes {
             to_board: PIXELS as u64,
-            from_board: size_of::<u64>() as u64,
+            from_board: 0,
             inputs_in_background: true,
         }),
         ..Default::default()

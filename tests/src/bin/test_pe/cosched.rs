@@ -83,6 +83,8 @@ struct Boards<'a> {
     staged: Vec<(SymVec<u8>, SymVec<u8>)>,
     /// Bytes into the board per iteration.
     in_bytes: u64,
+    /// Inputs put with `put_nbi`, no results got back (`Priced::Background`).
+    background: bool,
 }
 
 impl Boards<'_> {
@@ -104,6 +106,10 @@ pub(crate) enum Priced {
     GivenSamples,
     /// The same, with the scheduler's samples.
     DefaultSamples,
+    /// As `DefaultSamples`, but the inputs are put with `put_nbi` (the kernel starts
+    /// at their delivery) and nothing comes back per chunk, as CBIR stages its
+    /// images (`BoardBytes::inputs_in_background`).
+    Background,
 }
 
 /// Which boards fail.
@@ -135,9 +141,12 @@ impl BoardPath for Boards<'_> {
         let items = range.end - range.start;
         if let Some((inputs, _)) = self.staged.get(board as usize) {
             let data = vec![7u8; Self::bytes(items, self.in_bytes)?];
-            self.shmem
-                .put(inputs, 0, &data, self.shmem.my_pe())
-                .map_err(e2s)?;
+            let me = self.shmem.my_pe();
+            match self.background {
+                true => self.shmem.put_nbi(inputs, 0, &data, me),
+                false => self.shmem.put(inputs, 0, &data, me),
+            }
+            .map_err(e2s)?;
         }
         self.shmem
             .kernel_start(board, "pipeline", &[items])
@@ -145,7 +154,7 @@ impl BoardPath for Boards<'_> {
     }
 
     fn finish(&self, board: u32, range: Range<u64>) -> Result<(), String> {
-        if let Some((_, results)) = self.staged.get(board as usize) {
+        if let Some((_, results)) = self.staged.get(board as usize).filter(|_| !self.background) {
             let mut data = vec![0u8; Self::bytes(range.end - range.start, OUT_BYTES)?];
             self.shmem
                 .get(results, 0, &mut data, self.shmem.my_pe())
@@ -166,7 +175,8 @@ pub(crate) fn cosched(
     scope: Scope,
     priced: Priced,
 ) -> Result<(), String> {
-    let given_samples = priced != Priced::DefaultSamples;
+    let given_samples = priced == Priced::No || priced == Priced::GivenSamples;
+    let background = priced == Priced::Background;
     let priced = priced != Priced::No;
     let (in_bytes, max_chunk) = if given_samples {
         (IN_BYTES, PRICED_MAX_CHUNK)
@@ -210,16 +220,21 @@ pub(crate) fn cosched(
         starts: AtomicU32::new(0),
         staged,
         in_bytes,
+        background,
     };
     let options = Options {
+        // Unpriced: longer than the samples of 100 and 1000 iterations (2.5 and 7 ms),
+        // so that on one driver thread the CPU's first chunk waits for them
+        // (`cpu_starts_after_the_samples`); `priced-background` checks the other side.
+        cpu_chunk_s: if priced { 2e-3 } else { 8e-3 },
         samples: given_samples.then_some((100, 1000)),
         cpus: fail != Fail::All,
         scope,
         max_board_chunk: priced.then_some(max_chunk),
         board_bytes: priced.then_some(BoardBytes {
             to_board: in_bytes,
-            from_board: OUT_BYTES,
-            inputs_in_background: false,
+            from_board: if background { 0 } else { OUT_BYTES },
+            inputs_in_background: background,
         }),
         ..Options::default()
     };
@@ -277,7 +292,7 @@ pub(crate) fn cosched(
                 }
             }
             println!("PE {me}: {}: second sample modeled", d.device);
-            if !given_samples {
+            if !given_samples && !background {
                 small_sample_is_cheap(shmem, &options, n, d.device, f.samples[0].items)?;
             }
         }
@@ -327,6 +342,9 @@ pub(crate) fn cosched(
     if want_failed > 0 && rerun == 0 {
         return Err("the failed board's chunk was not rerun on the CPU path".into());
     }
+    if background && drives_boards && shmem.fpgas() > 0 {
+        every_board_samples_while_the_cpu_runs(&report)?;
+    }
     if fail == Fail::Nothing && !priced {
         if exact && drives_boards && shmem.fpgas() > 0 {
             cpu_starts_after_the_samples(&report, (100, 1000))?;
@@ -340,8 +358,9 @@ pub(crate) fn cosched(
 
 /// On one driver thread the CPU's first chunk, whose time is not known yet, starts
 /// no earlier than the boards' first production chunk (any board chunk but a board's
-/// first of a sample's size): while the boards train, the CPU waits for the samples'
-/// DONE.
+/// first of a sample's size): while the boards train with samples due within a CPU
+/// chunk's time (`Options::cpu_chunk_s`, set above the samples' times), the CPU waits
+/// for their DONE.
 fn cpu_starts_after_the_samples(
     report: &shmemplus_cosched::Report,
     samples: (u64, u64),
@@ -381,6 +400,67 @@ fn cpu_starts_after_the_samples(
             Ok(())
         }
     }
+}
+
+/// With the inputs staged in the background (`Priced::Background`, virtual clock):
+/// every board of the node began with a sample of one size, taken before any board's
+/// production chunk (none waited for another's model), and the CPU's first chunk
+/// started before the first production chunk (a sample's DMA lasts milliseconds,
+/// longer than `Options::cpu_chunk_s`, so the CPU does not wait for it and the
+/// production chunks are sized knowing its speed).
+fn every_board_samples_while_the_cpu_runs(
+    report: &shmemplus_cosched::Report,
+) -> Result<(), String> {
+    let boards: Vec<_> = report
+        .devices
+        .iter()
+        .filter(|d| matches!(d.device, Device::Board { .. }))
+        .collect();
+    let firsts: Vec<_> = boards.iter().filter_map(|d| d.spans.first()).collect();
+    let production = boards
+        .iter()
+        .flat_map(|d| d.spans.iter().skip(1))
+        .map(|s| s.start_s)
+        .min_by(f64::total_cmp)
+        .ok_or("no board took a production chunk")?;
+    let sample = firsts.first().map(|s| s.items);
+    if firsts.len() != boards.len()
+        || firsts
+            .iter()
+            .any(|s| Some(s.items) != sample || s.start_s > production)
+    {
+        return Err(format!(
+            "the boards did not all begin with a sample of one size before the first \
+             production chunk at {:.3} ms: {firsts:?}",
+            production * 1e3
+        ));
+    }
+    let cpu = report
+        .devices
+        .iter()
+        .filter(|d| matches!(d.device, Device::Cpu { .. }))
+        .filter_map(|d| d.spans.first())
+        .map(|s| s.start_s)
+        .next()
+        .ok_or("the CPU took no chunk")?;
+    if cpu >= production {
+        return Err(format!(
+            "the CPU's first chunk started at {:.3} ms, after the first production chunk \
+             at {:.3} ms",
+            cpu * 1e3,
+            production * 1e3
+        ));
+    }
+    println!(
+        "PE {}: {} boards sampled {} iterations each; the CPU's first chunk at {:.3} ms, \
+         the first production chunk at {:.3} ms",
+        report.pe,
+        boards.len(),
+        sample.unwrap_or(0),
+        cpu * 1e3,
+        production * 1e3
+    );
+    Ok(())
 }
 
 /// The counts of the iterations this PE ran, after checking that every iteration
@@ -435,6 +515,7 @@ fn trained_again(
         starts: AtomicU32::new(0),
         staged: Vec::new(),
         in_bytes: 0,
+        background: false,
     };
     let cpu = |range: Range<u64>| {
         shmem.advance(CPU_ITEM * (range.end - range.start) as u32);

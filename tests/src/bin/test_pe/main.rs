@@ -131,6 +131,7 @@ fn main() -> ExitCode {
                 let priced = match args.get(4).map(String::as_str) {
                     Some("priced") => cosched::Priced::GivenSamples,
                     Some("priced-default") => cosched::Priced::DefaultSamples,
+                    Some("priced-background") => cosched::Priced::Background,
                     _ => cosched::Priced::No,
                 };
                 cosched::cosched(shmem, arg(1).unwrap_or(200_000), fail, scope, priced)
