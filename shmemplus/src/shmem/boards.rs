@@ -134,8 +134,10 @@ impl Shmem {
     /// with the returned run's `wait` or `test`; a failing or panicking kernel reports
     /// its error there, and the board stays usable.
     ///
-    /// This is the board's own run: its DONE does not move the virtual clock. Use
-    /// [`Shmem::kernel_start`] to run kernels in the job's time on either clock.
+    /// This is the board's own run: its DONE does not move the virtual clock, and its
+    /// GO does not wait for the modeled delivery of this PE's puts into the board (the
+    /// bytes are in place when a put returns). Use [`Shmem::kernel_start`] to run
+    /// kernels in the job's time on either clock.
     ///
     /// ```
     /// use shmemplus::{fpga_mock::kernels::standard_bitfile, Place};
