@@ -1094,6 +1094,24 @@ mod tests {
         2e-3 + items as f64 * 1e-5
     }
 
+    /// The model's price of 100 iterations' transfers (1 ms) and of the largest
+    /// chunk's (`largest`: iterations, seconds), and how much of each holds the
+    /// driver's thread (`held`).
+    fn priced(largest: (u64, f64), held: (f64, f64)) -> Transfers {
+        Transfers {
+            small: Sample {
+                items: 100,
+                seconds: 1e-3,
+            },
+            largest: Sample {
+                items: largest.0,
+                seconds: largest.1,
+            },
+            small_held_s: held.0,
+            largest_held_s: held.1,
+        }
+    }
+
     /// Trains `s` on its two samples (100 and 400 items, timed by `seconds`), the
     /// second leaving `left` in the pool.
     fn train(s: &mut BoardSizer, left: u64) {
@@ -1413,18 +1431,7 @@ mod tests {
     #[test]
     fn a_board_whose_modeled_transfers_cost_more_than_the_cpu_never_trains() {
         // The model prices 1000 iterations' transfers at 20 ms: 20 us an iteration.
-        let priced = |seconds: f64| Transfers {
-            small: Sample {
-                items: 100,
-                seconds: 1e-3,
-            },
-            largest: Sample {
-                items: 1000,
-                seconds,
-            },
-            small_held_s: 1e-3,
-            largest_held_s: seconds,
-        };
+        let priced = |seconds: f64| priced((1000, seconds), (1e-3, seconds));
         let one_thread = |cpus: u64, transfers: Option<Transfers>| {
             BoardSizer::new(
                 (100, 400),
@@ -1472,17 +1479,9 @@ mod tests {
         // The model prices 100 iterations' transfers at 1 ms and 2000 at 4 ms; the
         // inputs' put, 90% of it, runs in the background (put_nbi), so the thread is
         // held for 0.1 ms and 0.4 ms.
-        let priced = |held: bool| Transfers {
-            small: Sample {
-                items: 100,
-                seconds: 1e-3,
-            },
-            largest: Sample {
-                items: 2000,
-                seconds: 4e-3,
-            },
-            small_held_s: if held { 1e-3 } else { 0.1e-3 },
-            largest_held_s: if held { 4e-3 } else { 0.4e-3 },
+        let priced = |held: bool| match held {
+            true => priced((2000, 4e-3), (1e-3, 4e-3)),
+            false => priced((2000, 4e-3), (0.1e-3, 0.4e-3)),
         };
         let training = SharedTraining::default();
         let sizer = |board: u32, held: bool, training: &SharedTraining| {
@@ -1531,18 +1530,7 @@ mod tests {
     fn with_priced_transfers_one_sample_gives_the_model() {
         // Two boards on one driver thread; the model prices the transfers of 100
         // iterations at 1 ms and of 2000 at 4 ms.
-        let transfers = Transfers {
-            small: Sample {
-                items: 100,
-                seconds: 1e-3,
-            },
-            largest: Sample {
-                items: 2000,
-                seconds: 4e-3,
-            },
-            small_held_s: 1e-3,
-            largest_held_s: 4e-3,
-        };
+        let transfers = priced((2000, 4e-3), (1e-3, 4e-3));
         let training = SharedTraining::default();
         let sizer = |board: u32| {
             BoardSizer::new(

@@ -106,23 +106,23 @@ fn on_one_driver_thread_the_cpu_waits_for_the_samples_before_its_first_chunk() {
     }
 }
 
-#[test]
-fn with_priced_transfers_a_board_trains_on_one_chunk() {
-    // On novo-g (a modeled DMA of milliseconds per transfer) under virtual time, the
-    // loop says what a chunk moves per iteration: every board's second sample is
-    // modeled, not run, and its chunks still take what the model predicts.
+/// A `cosched` job of `n` iterations with priced transfers (`priced`: the mode's
+/// variant) on novo-g: 2 PEs on 2 nodes of 2 boards, virtual clock.
+fn novo_g_job(n: &str, priced: &str) -> shmemplus_cli::launcher::JobReport {
     let env = [
         ("SHMEMPLUS_FPGAS", "2"),
         ("SHMEMPLUS_CLOCK", "virtual"),
         ("SHMEMPLUS_PROFILE", "novo-g"),
     ];
-    let r = run_with(
-        PE,
-        2,
-        Some(1),
-        &["cosched", "40000", "none", "job", "priced"],
-        &env,
-    );
+    run_with(PE, 2, Some(1), &["cosched", n, "none", "job", priced], &env)
+}
+
+#[test]
+fn with_priced_transfers_a_board_trains_on_one_chunk() {
+    // On novo-g (a modeled DMA of milliseconds per transfer) under virtual time, the
+    // loop says what a chunk moves per iteration: every board's second sample is
+    // modeled, not run, and its chunks still take what the model predicts.
+    let r = novo_g_job("40000", "priced");
     all_ok(&r);
     for pe in 0..2 {
         for board in 0..2 {
@@ -135,13 +135,7 @@ fn with_priced_transfers_a_board_trains_on_one_chunk() {
     // the 1024-image largest chunk) novo-g's DMA table prices 40 (640 KiB) cheapest
     // beyond the images' share at the largest chunk: about 2.3 ms against 2.7 for 10.
     // The CPU (200 us an image) is slower than the DMA, so the boards train.
-    let r = run_with(
-        PE,
-        2,
-        Some(1),
-        &["cosched", "4000", "none", "job", "priced-default"],
-        &env,
-    );
+    let r = novo_g_job("4000", "priced-default");
     all_ok(&r);
     for pe in 0..2 {
         let line = format!("node {pe} board 0 (PE {pe}): small sample 40,");
@@ -156,18 +150,7 @@ fn with_inputs_staged_in_the_background_every_board_samples_while_the_cpu_runs()
     // with a sample (none waits for the other's model: a chunk costs the thread only
     // its copy), and the CPU's first chunk runs during the samples' DMA, before the
     // first production chunk, so that chunk is sized knowing the CPU's speed.
-    let env = [
-        ("SHMEMPLUS_FPGAS", "2"),
-        ("SHMEMPLUS_CLOCK", "virtual"),
-        ("SHMEMPLUS_PROFILE", "novo-g"),
-    ];
-    let r = run_with(
-        PE,
-        2,
-        Some(1),
-        &["cosched", "4000", "none", "job", "priced-background"],
-        &env,
-    );
+    let r = novo_g_job("4000", "priced-background");
     all_ok(&r);
     for (pe, out) in r.stdout.iter().enumerate() {
         let line = format!("PE {pe}: 2 boards sampled");
