@@ -1136,6 +1136,12 @@ fn fastfit_once(
 
     // The CPU path's buffers, by thread (a failed board's chunk reruns on its thread).
     let cpu_staging = &stagings.cpu;
+    // The CPU path's records, by first image, kept until the loop has ended (as the
+    // boards keep theirs): a put into PE 0's table per chunk during the loop wrote
+    // there at each PE's own virtual time, and a take from the pool's counter, whose
+    // delivery-stamp slot such a write can share (docs/architecture.md §12), then
+    // jumped to it (16 nodes on novo-g: gaps of 0.1-0.6 ms between a CPU's chunks).
+    let cpu_records = std::sync::Mutex::new(Vec::<(u64, Vec<u64>)>::new());
     let cpu = |range: std::ops::Range<u64>| -> Result<(), String> {
         let mut px = cpu_staging
             .lock()
@@ -1152,9 +1158,11 @@ fn fastfit_once(
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(px);
-        shmem
-            .put(&all, range.start as usize, &records, ROOT)
-            .map_err(|e| e.to_string())
+        cpu_records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((range.start, records));
+        Ok(())
     };
     let board_path = CbirBoards {
         shmem,
@@ -1208,10 +1216,31 @@ fn fastfit_once(
     let report = timer.run("co-scheduled", || {
         shmemplus_cosched::run(shmem, u64::from(n), &options, cpu, &board_path)
     })?;
-    timer.run("board records", || {
+    timer.run("records", || -> Result<()> {
         board_path
             .collect(&cpu)
-            .map_err(|e| anyhow::anyhow!("PE {me}: {e}"))
+            .map_err(|e| anyhow::anyhow!("PE {me}: {e}"))?;
+        // The CPU path's records (a board's recomputed ones among them), one put per
+        // run of adjacent chunks; the phase's closing barrier completes them.
+        let mut kept = std::mem::take(&mut *cpu_records.lock().unwrap_or_else(|e| e.into_inner()));
+        kept.sort_unstable_by_key(|&(start, _)| start);
+        let mut run: Option<(u64, Vec<u64>)> = None;
+        for (start, records) in kept {
+            match &mut run {
+                Some((first, all_records)) if *first + all_records.len() as u64 == start => {
+                    all_records.extend_from_slice(&records)
+                }
+                _ => {
+                    if let Some((first, r)) = run.replace((start, records)) {
+                        shmem.put_nbi(&all, usize::try_from(first)?, &r, ROOT)?;
+                    }
+                }
+            }
+        }
+        if let Some((first, r)) = run {
+            shmem.put_nbi(&all, usize::try_from(first)?, &r, ROOT)?;
+        }
+        Ok(())
     })?;
     // PE 0's node's lines (the nodes are alike) for the next run, outside the phases.
     let trained_file = match (&args.trained, me == ROOT) {
