@@ -873,8 +873,9 @@ impl CbirBoards<'_> {
         self.deliver(kept, &records)
     }
 
-    /// Puts `records`, the records a board held, into PE 0's table, one put per run
-    /// of adjacent chunks; the board then holds none.
+    /// Puts `records`, the records of `kept`'s chunks in their order (a board's, or
+    /// the CPU path's after the loop), into PE 0's table, one `put_nbi` per run of
+    /// adjacent chunks; `kept` then holds none.
     fn deliver(&self, kept: &mut Kept, records: &[u64]) -> Result<(), String> {
         let e = |e: shmemplus::Error| e.to_string();
         let held = records.len();
@@ -1220,26 +1221,23 @@ fn fastfit_once(
         board_path
             .collect(&cpu)
             .map_err(|e| anyhow::anyhow!("PE {me}: {e}"))?;
-        // The CPU path's records (a board's recomputed ones among them), one put per
-        // run of adjacent chunks; the phase's closing barrier completes them.
-        let mut kept = std::mem::take(&mut *cpu_records.lock().unwrap_or_else(|e| e.into_inner()));
-        kept.sort_unstable_by_key(|&(start, _)| start);
-        let mut run: Option<(u64, Vec<u64>)> = None;
-        for (start, records) in kept {
-            match &mut run {
-                Some((first, all_records)) if *first + all_records.len() as u64 == start => {
-                    all_records.extend_from_slice(&records)
-                }
-                _ => {
-                    if let Some((first, r)) = run.replace((start, records)) {
-                        shmem.put_nbi(&all, usize::try_from(first)?, &r, ROOT)?;
-                    }
-                }
-            }
+        // The CPU path's records (a board's recomputed ones among them), in image
+        // order, one put per run of adjacent chunks as a board's (`deliver`); the
+        // phase's closing barrier completes them.
+        let mut chunks =
+            std::mem::take(&mut *cpu_records.lock().unwrap_or_else(|e| e.into_inner()));
+        chunks.sort_unstable_by_key(|&(start, _)| start);
+        let mut kept = Kept::default();
+        let mut records = Vec::new();
+        for (start, chunk) in chunks {
+            let len = chunk.len() as u64;
+            kept.ranges.push(start..start + len);
+            kept.len += len;
+            records.extend_from_slice(&chunk);
         }
-        if let Some((first, r)) = run {
-            shmem.put_nbi(&all, usize::try_from(first)?, &r, ROOT)?;
-        }
+        board_path
+            .deliver(&mut kept, &records)
+            .map_err(|e| anyhow::anyhow!("PE {me}: {e}"))?;
         Ok(())
     })?;
     // PE 0's node's lines (the nodes are alike) for the next run, outside the phases.

@@ -356,6 +356,17 @@ pub(crate) fn cosched(
     Ok(())
 }
 
+/// When this PE's CPU started its first chunk (seconds into the loop), if it took any.
+fn cpu_first_start(report: &shmemplus_cosched::Report) -> Option<f64> {
+    report
+        .devices
+        .iter()
+        .filter(|d| matches!(d.device, Device::Cpu { .. }))
+        .filter_map(|d| d.spans.first())
+        .map(|s| s.start_s)
+        .next()
+}
+
 /// On one driver thread the CPU's first chunk, whose time is not known yet, starts
 /// no earlier than the boards' first production chunk (any board chunk but a board's
 /// first of a sample's size): while the boards train with samples due within a CPU
@@ -365,13 +376,7 @@ fn cpu_starts_after_the_samples(
     report: &shmemplus_cosched::Report,
     samples: (u64, u64),
 ) -> Result<(), String> {
-    let cpu_first = report
-        .devices
-        .iter()
-        .filter(|d| matches!(d.device, Device::Cpu { .. }))
-        .filter_map(|d| d.spans.first())
-        .map(|s| s.start_s)
-        .next();
+    let cpu_first = cpu_first_start(report);
     let production = report
         .devices
         .iter()
@@ -435,14 +440,7 @@ fn every_board_samples_while_the_cpu_runs(
             production * 1e3
         ));
     }
-    let cpu = report
-        .devices
-        .iter()
-        .filter(|d| matches!(d.device, Device::Cpu { .. }))
-        .filter_map(|d| d.spans.first())
-        .map(|s| s.start_s)
-        .next()
-        .ok_or("the CPU took no chunk")?;
+    let cpu = cpu_first_start(report).ok_or("the CPU took no chunk")?;
     if cpu >= production {
         return Err(format!(
             "the CPU's first chunk started at {:.3} ms, after the first production chunk \
