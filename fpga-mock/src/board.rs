@@ -349,7 +349,34 @@ impl Board {
     /// # Ok::<(), fpga_mock::BoardError>(())
     /// ```
     pub fn start(&self, kernel: &str, args: &[u64]) -> Result<KernelRun, BoardError> {
-        let go_ns = netsim::now_ns();
+        self.start_at(kernel, args, 0)
+    }
+
+    /// GO at instant `go_ns` of [`netsim::now_ns`]'s clock, or now if it has passed: as
+    /// [`Board::start`], but the kernel's body starts no earlier than `go_ns`, and with
+    /// [`BoardConfig::done_waits_for_model`] DONE comes no earlier than `go_ns` plus
+    /// the modeled time. The caller is not held: a host that queued a DMA into the
+    /// board gives GO for the DMA's completion, as a board's in-order command queue
+    /// would run it. The run counts as running from this call, so the board cannot be
+    /// reconfigured under a pending GO.
+    ///
+    /// ```
+    /// use fpga_mock::{kernels, Board, BoardConfig};
+    /// let board = Board::new(BoardConfig { memory_bytes: 4096, ..BoardConfig::default() })?;
+    /// board.configure(kernels::standard_bitfile())?;
+    /// let go = netsim::now_ns() + 2_000_000;
+    /// let run = board.start_at("add-one", &[0, 0], go)?;
+    /// run.wait()?;
+    /// assert!(netsim::now_ns() >= go);
+    /// # Ok::<(), fpga_mock::BoardError>(())
+    /// ```
+    pub fn start_at(
+        &self,
+        kernel: &str,
+        args: &[u64],
+        go_ns: u64,
+    ) -> Result<KernelRun, BoardError> {
+        let go_ns = go_ns.max(netsim::now_ns());
         let found = {
             let mut control = lock(&self.control);
             let bitfile = control.bitfile.as_ref().ok_or(BoardError::NotConfigured)?;

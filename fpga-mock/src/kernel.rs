@@ -363,8 +363,9 @@ impl fmt::Debug for KernelRun {
     }
 }
 
-/// Starts `kernel` on a new worker thread, GO having been given at `go_ns`
-/// ([`netsim::now_ns`] clock); with `hold`, DONE waits for GO + the modeled time.
+/// Starts `kernel` on a new worker thread, GO given for `go_ns` ([`netsim::now_ns`]
+/// clock; the worker waits for it if it is still to come); with `hold`, DONE waits
+/// for GO + the modeled time.
 /// `finished` is dropped just before DONE is raised (or at once if the run fails at
 /// GO or no thread can be started): the board uses it to count running kernels.
 pub(crate) fn launch<G: Send + 'static>(
@@ -422,8 +423,9 @@ pub(crate) fn launch<G: Send + 'static>(
     Ok(KernelRun { shared })
 }
 
-/// The worker's job: compute, then (with `hold`) wait until GO + modeled time. Errors are reported as soon as they happen (a failed kernel has no
-/// modeled completion time).
+/// The worker's job: wait for GO (`go_ns`, maybe still to come), compute, then (with
+/// `hold`) wait until GO + modeled time. Errors are reported as soon as they happen
+/// (a failed kernel has no modeled completion time).
 fn run(
     mem: &Mapping,
     kernel: &Kernel,
@@ -432,6 +434,7 @@ fn run(
     go_ns: u64,
     hold: bool,
 ) -> Result<KernelDone, BoardError> {
+    netsim::wait_until(go_ns);
     let computed = catch_unwind(AssertUnwindSafe(|| {
         (kernel.body)(&KernelMemory::new(mem), args)
     }));

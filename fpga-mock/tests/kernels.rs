@@ -153,6 +153,49 @@ fn done_is_not_raised_before_the_modeled_time() {
 }
 
 #[test]
+fn a_go_for_a_later_instant_holds_the_kernel_not_the_caller() {
+    let b = board();
+    let ran = Arc::new(AtomicBool::new(false));
+    b.configure(slow_bitfile(20.0, Arc::clone(&ran)))
+        .expect("configure");
+    // GO for 1 s from now: the call returns at once, the body has not run 100 ms
+    // later (its thread has), and the board counts the run (it cannot be
+    // reconfigured under a pending GO).
+    let go = netsim::now_ns() + 1_000_000_000;
+    let run = b.start_at("count", &[], go).expect("GO");
+    assert!(netsim::now_ns() < go, "start_at held the caller until GO");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!ran.load(Ordering::SeqCst), "the body ran before GO");
+    assert_eq!(b.running_kernels(), 1);
+    assert_eq!(
+        b.configure(kernels::standard_bitfile()).unwrap_err(),
+        BoardError::Busy
+    );
+    run.wait().expect("DONE");
+    assert!(netsim::now_ns() >= go);
+    assert!(ran.load(Ordering::SeqCst));
+    // DONE is GO plus the modeled time, GO being the later instant.
+    let go = netsim::now_ns() + 100_000_000;
+    let done = b
+        .start_at("slow", &[], go)
+        .expect("GO")
+        .wait()
+        .expect("DONE");
+    assert!(
+        netsim::now_ns() >= go + 20_000_000,
+        "DONE before GO + the modeled 20 ms"
+    );
+    assert!(done.elapsed_s >= done.modeled_s, "{done:?}");
+    // A GO instant already past is now.
+    let t0 = Instant::now();
+    b.start_at("count", &[], 0)
+        .expect("GO")
+        .wait()
+        .expect("DONE");
+    assert!(t0.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
 fn done_at_compute_does_not_wait_for_the_modeled_time() {
     let b = Board::new(BoardConfig {
         memory_bytes: 1 << 20,

@@ -29,6 +29,9 @@ pub struct BoardRun {
     run: KernelRun,
     /// The job clock (ns) at `kernel_start`.
     started_ns: u64,
+    /// GO on the job clock (ns): `started_ns`, or the delivery of this PE's puts into
+    /// the board if that is later.
+    go_ns: u64,
     /// Virtual clock: the instant DONE is modeled at. `None` on the wall clock.
     done_ns: Option<u64>,
 }
@@ -59,10 +62,10 @@ impl BoardRun {
     }
 
     /// Blocks until DONE and returns the run's report. Its `elapsed_s` is the time on
-    /// the job clock from `kernel_start` to DONE: on the wall clock real time from
-    /// GO; on the virtual clock the modeled time plus any wait for this PE's puts into
-    /// the board and for earlier runs on it, which the PE's clock has reached on
-    /// return. A failing or panicking kernel is
+    /// the job clock from `kernel_start` to DONE: on the wall clock real time (the
+    /// wait for this PE's puts into the board included); on the virtual clock the
+    /// modeled time plus any wait for those puts and for earlier runs on the board,
+    /// which the PE's clock has reached on return. A failing or panicking kernel is
     /// [`Error::Board`] (and charges nothing).
     pub fn wait(&self) -> Result<KernelDone> {
         let _call = self.shmem.inner.clock.enter();
@@ -87,11 +90,15 @@ impl BoardRun {
         }
     }
 
-    /// On the virtual clock: reaches DONE's instant and reports the time on it.
+    /// On the virtual clock: reaches DONE's instant and reports the time on it. On the
+    /// wall clock the board measured from GO: the wait for GO is added.
     fn reached(&self, mut done: KernelDone) -> KernelDone {
-        if let Some(t) = self.done_ns {
-            self.shmem.inner.clock.reach(t);
-            done.elapsed_s = t.saturating_sub(self.started_ns) as f64 / 1e9;
+        match self.done_ns {
+            Some(t) => {
+                self.shmem.inner.clock.reach(t);
+                done.elapsed_s = t.saturating_sub(self.started_ns) as f64 / 1e9;
+            }
+            None => done.elapsed_s += self.go_ns.saturating_sub(self.started_ns) as f64 / 1e9,
         }
         done
     }
@@ -171,10 +178,10 @@ impl Shmem {
     /// PE issued into its own partition of board `b` before the GO, blocking or not
     /// ([`Shmem::put_nbi`]) and without a `quiet`: the board carries out one PE's
     /// commands in the order they were issued, as a DMA engine's queue does. So the
-    /// kernel starts no earlier than the modeled delivery of the last of them. On the
-    /// virtual clock that delays the kernel, not the caller: a program can stage a
-    /// board with `put_nbi`, start its kernel and compute on its CPU while the DMA
-    /// runs. On the wall clock `kernel_start` waits for that delivery before the GO.
+    /// kernel starts no earlier than the modeled delivery of the last of them. That
+    /// delays the kernel, not the caller, on either clock (on the wall clock the
+    /// board's worker waits for the delivery): a program can stage a board with
+    /// `put_nbi`, start its kernel and compute on its CPU while the DMA runs.
     /// Puts by other PEs into the board are ordered by their own `quiet`, as in
     /// OpenSHMEM.
     ///
@@ -204,18 +211,23 @@ impl Shmem {
             .as_ref()
             .map_or(0, |e| e.undelivered_to_board(b));
         let started_ns = clock.now_ns();
-        if !clock.is_virtual() {
-            clock.reach(staged_ns);
-        }
-        let run = self.fpga_start(b, kernel, args)?;
-        // Rounded up, as the board rounds its own wait; `as` saturates.
-        let modeled_ns = (run.modeled_s() * 1e9).ceil() as u64;
-        let done_ns = clock.is_virtual().then(|| {
+        let go_ns = started_ns.max(staged_ns);
+        let run = if clock.is_virtual() {
+            self.fpga_start(b, kernel, args)?
+        } else {
+            // The board's worker waits for GO (the caller does not): its DONE is real.
             self.inner
                 .boards
-                .reserve_kernel_unit(b, started_ns.max(staged_ns), modeled_ns)
-        });
-        let end = done_ns.unwrap_or(started_ns.saturating_add(modeled_ns));
+                .board(b)?
+                .start_at(kernel, args, go_ns)
+                .map_err(|source| Error::Board { board: b, source })?
+        };
+        // Rounded up, as the board rounds its own wait; `as` saturates.
+        let modeled_ns = (run.modeled_s() * 1e9).ceil() as u64;
+        let done_ns = clock
+            .is_virtual()
+            .then(|| self.inner.boards.reserve_kernel_unit(b, go_ns, modeled_ns));
+        let end = done_ns.unwrap_or(go_ns.saturating_add(modeled_ns));
         crate::trace::hop(
             crate::trace::Track::Kernel {
                 node: self.node(),
@@ -231,6 +243,7 @@ impl Shmem {
             board: b,
             run,
             started_ns,
+            go_ns,
             done_ns,
         })
     }
