@@ -10,8 +10,11 @@
 //! - [`run`](mod@run): the drivers (each PE's CPU; the boards of a node, driven by
 //!   its first PE from one thread per board on the wall clock or from the PE's one
 //!   thread on the virtual clock), failover when a board fails, and the final drain.
-//! - `sizing`: what a board (FastFit) or a CPU (measured throughput) asks for next;
-//!   `plan`: on one driver thread, the board chunks that end a node's boards together.
+//! - `fits`: what a node's boards and their driver learn from timed chunks (the line
+//!   through the boards' samples, the CPU path's time per iteration on one thread);
+//!   `sizing`: what a board (FastFit) or a CPU (measured throughput) asks for next,
+//!   from them; `plan`: on one driver thread, the board chunks that end a node's
+//!   boards together.
 //! - [`report`]: what each device did.
 //!
 //! This crate owns *who runs which iterations and when*. It must not know what an
@@ -37,6 +40,7 @@
 //! ```
 
 pub mod fastfit;
+mod fits;
 mod plan;
 pub mod pool;
 pub mod report;

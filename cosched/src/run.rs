@@ -29,12 +29,11 @@
 //! (`pool`).
 
 use crate::fastfit::{Rho, Sample};
+use crate::fits::{CpuLearned, NodeFits, PerItem, SharedTraining};
 use crate::plan::NodeNow;
 use crate::pool::{Chunk, WorkPool};
 use crate::report::{Device, DeviceReport, Report, Span, Trained};
-use crate::sizing::{
-    BoardSizer, BoardsSeen, CpuLearned, CpuSizer, NodeFits, PerItem, SharedTraining, Transfers,
-};
+use crate::sizing::{BoardSizer, BoardsSeen, CpuSizer, Transfers};
 use crate::{Error, Result};
 use serde::Serialize;
 use shmemplus::config::ClockKind;

@@ -2,9 +2,10 @@
 //! chunks took.
 //!
 //! - A board ([`BoardSizer`]) trains first. The boards of a node are alike (one
-//!   bitfile, one link, one driver), so they train together ([`LineFit`]): board
-//!   0 takes the small sample and the others the large one, at once, and the first two
-//!   sizes that complete on the node fit one [`PipelineModel`] for all of them (a node
+//!   bitfile, one link, one driver), so they train together
+//!   ([`LineFit`](crate::fits::LineFit)): board 0 takes the small sample and the
+//!   others the large one, at once, and the first two sizes that complete on the node
+//!   fit one [`PipelineModel`] for all of them (a node
 //!   of one board takes the two samples one after the other, as FastFit does). From
 //!   then on a board asks for FastFit's chunk, the one at which it reaches `rho` of its
 //!   peak, but never more than its *share* of what was left at its last take: the
@@ -40,174 +41,10 @@
 //! work or time anything: the drivers do and tell it what happened.
 
 use crate::fastfit::{PipelineModel, Rho, Sample};
+use crate::fits::SharedTraining;
 use crate::plan::{DeadlinePlan, NodeNow};
-use crate::report::{BoardFit, Trained};
+use crate::report::BoardFit;
 use std::cell::Cell;
-use std::sync::{Arc, Mutex};
-
-/// A line through timed chunks: the first two sizes seen fit a [`PipelineModel`]
-/// (each size's mean time); later, a chunk larger than any measured so far moves the
-/// line's far end to it (the training samples are small, and on a kernel of a few
-/// microseconds' latency their slope is mostly noise: the 2D FFT's one- and four-row
-/// samples on native gave 0.17 or 1.2 us a row, its chunks of a hundred rows 0.6),
-/// and other chunks change nothing. What the boards of one
-/// node learn together: they are alike (one bitfile, one link, one driver), so they
-/// train at once, board 0 on the small sample and the others on the large one, and
-/// the first two sizes that complete on the node fit one model for all of them (a node
-/// with one board trains as FastFit does, one sample after the other). Also what a
-/// board's chunks cost its driver's thread.
-///
-/// The second size may be modeled ([`Transfers`]): the line then goes through the
-/// measured small sample and the modeled one, provisionally, until a chunk of another
-/// size is measured; that chunk replaces the modeled sample (its size was chosen by
-/// the provisional line, so no chunk is spent on it), and the line is final.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct LineFit {
-    samples: Vec<Sample>,
-    /// A modeled second sample, until a measured one of another size replaces it.
-    modeled: Option<Sample>,
-    fit: Option<([Sample; 2], PipelineModel)>,
-}
-
-impl LineFit {
-    /// A chunk completed: until the line is final, it is a sample; after, only if it
-    /// is larger than every chunk measured so far.
-    fn add(&mut self, sample: Sample) {
-        if self.is_final() && self.samples.iter().any(|s| s.items >= sample.items) {
-            return;
-        }
-        self.samples.push(sample);
-        self.refit();
-    }
-
-    /// A modeled second sample (ignored once a line exists).
-    fn add_modeled(&mut self, sample: Sample) {
-        if self.fit.is_none() {
-            self.modeled = Some(sample);
-            self.refit();
-        }
-    }
-
-    /// Whether the line's time does not rise with the size: its larger size took no
-    /// longer than its smaller one (the line is then flat, and says nothing of an
-    /// iteration's cost).
-    fn falls(&self) -> bool {
-        self.fit.is_some_and(|([a, b], _)| b.seconds <= a.seconds)
-    }
-
-    /// Whether the line goes through measured chunks only (later chunks change
-    /// nothing).
-    fn is_final(&self) -> bool {
-        self.fit.is_some() && self.modeled.is_none()
-    }
-
-    /// Once two sizes have been measured, the line goes through the smallest and the
-    /// largest (each the mean of its chunks' times) and is final; before that, through
-    /// the measured size and the modeled sample, if any.
-    fn refit(&mut self) {
-        let mean = |items: u64| {
-            let times: Vec<f64> = self
-                .samples
-                .iter()
-                .filter(|s| s.items == items)
-                .map(|s| s.seconds)
-                .collect();
-            Sample {
-                items,
-                seconds: times.iter().sum::<f64>() / times.len() as f64,
-            }
-        };
-        let (Some(small), Some(large)) = (
-            self.samples.iter().map(|s| s.items).min(),
-            self.samples.iter().map(|s| s.items).max(),
-        ) else {
-            return;
-        };
-        if small != large {
-            let (a, b) = (mean(small), mean(large));
-            // Unusable times (not finite, not positive) leave the node untrained: its
-            // boards keep the large sample's size.
-            if let Ok(model) = PipelineModel::fit(a, b) {
-                self.fit = Some(([a, b], model));
-                self.modeled = None;
-            }
-        } else if let Some(m) = self.modeled.filter(|m| m.items != small) {
-            let a = mean(small);
-            let (a, b) = if a.items < m.items { (a, m) } else { (m, a) };
-            match PipelineModel::fit(a, b) {
-                Ok(model) => self.fit = Some(([a, b], model)),
-                // A modeled sample that gives no line is dropped: the node trains on
-                // a measured one.
-                Err(_) => self.modeled = None,
-            }
-        }
-    }
-}
-
-/// What one node's boards learn together, shared by their sizers (and threads).
-#[derive(Debug, Default)]
-pub(crate) struct NodeFits {
-    /// A chunk's time from staging to results: FastFit's model.
-    kernel: LineFit,
-    /// What a chunk costs the driver's thread (staging and fetching, not the wait
-    /// for DONE), known on the one-thread driver.
-    driver: LineFit,
-    /// Training chunks of the small and of the large size taken on the node and not
-    /// failed.
-    sampling: [u32; 2],
-    /// Iterations in those training chunks.
-    sampled_items: u64,
-    /// The node's boards that stopped taking (failed, or dearer than the CPU).
-    retired: u64,
-    /// Whether the model that sized the first chunks after training had a modeled
-    /// second sample (a measured chunk replaced it later).
-    second_modeled: bool,
-}
-
-impl NodeFits {
-    /// A node's boards that start trained: the lines of an earlier loop's.
-    pub(crate) fn trained(trained: &Trained) -> NodeFits {
-        let line = |samples: [Sample; 2]| {
-            let mut line = LineFit::default();
-            for sample in samples {
-                line.add(sample);
-            }
-            line
-        };
-        NodeFits {
-            kernel: line(trained.kernel),
-            driver: trained.driver.map(line).unwrap_or_default(),
-            ..NodeFits::default()
-        }
-    }
-
-    /// What the node's boards learned, once their model is final (measured chunks
-    /// only), with what the driver measured of its PE's CPU path (`cpu`).
-    pub(crate) fn learned(&self, cpu: CpuLearned) -> Option<Trained> {
-        let final_line = |line: &LineFit| line.fit.filter(|_| line.is_final());
-        let (kernel, model) = final_line(&self.kernel)?;
-        Some(Trained {
-            kernel,
-            model,
-            driver: final_line(&self.driver).map(|(samples, _)| samples),
-            cpu_rate: cpu.rate,
-            cpu_item_s: cpu.item_s,
-            cpu_start_s: cpu.start_s,
-        })
-    }
-}
-
-/// What the driver measured of its PE's CPU path in a loop, for [`NodeFits::learned`]
-/// (0: not measured).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct CpuLearned {
-    /// Iterations per second.
-    pub(crate) rate: f64,
-    /// On one driver thread: seconds per iteration.
-    pub(crate) item_s: f64,
-    /// On one driver thread: the start-up cost ([`PerItem::start_s`]).
-    pub(crate) start_s: f64,
-}
 
 /// The communication model's price of a board chunk's transfers (its inputs put into
 /// the board, its results got back, `Options::board_bytes`) at two sizes: the small
@@ -266,9 +103,6 @@ impl Transfers {
         })
     }
 }
-
-/// The training of one node's boards, shared by their sizers (and their threads).
-pub(crate) type SharedTraining = Arc<Mutex<NodeFits>>;
 
 /// A board's chunk sizes (see the module doc).
 #[derive(Debug, Clone)]
@@ -340,75 +174,6 @@ enum Stop {
         latency_s: f64,
         cpus_s: f64,
     },
-}
-
-/// Seconds per item: the first measurement until there is another, then the later
-/// ones smoothed (each new one weighs half, as the CPU's rate in [`CpuSizer`]). The
-/// first piece of a loop pays first-use costs: in a debug build under load several
-/// times a row's FFT, and in a release build the 2D FFT's first row after a corner
-/// turn took 9-28 us where the next took 3. Counted as the mean since the loop began,
-/// it kept the time above the boards' modeled transfers for a whole short loop (the
-/// boards, which should not even train there, took every row); counted at half
-/// weight, it still said 6-15 us a row after the second row. A time per row that
-/// high sends the loop's last rows to boards one or two at a time (the tail rule
-/// weighs them against the CPU's time), each a 10 us kernel that ended the PE's pass
-/// 10-25 us late.
-///
-/// What the first piece took beyond its iterations at the later pieces' time is the
-/// CPU path's *start-up cost* in a loop ([`PerItem::start_s`]): a plan that gives the
-/// CPU iterations at the later time alone gave the FFT's CPU about ten rows a pass,
-/// the first of which cost 10-28 us more, and they ran past the boards' end.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct PerItem {
-    /// The first piece's iterations and seconds.
-    first: Option<(u64, f64)>,
-    /// Seconds per item of the later pieces, smoothed.
-    later: Option<f64>,
-}
-
-impl PerItem {
-    /// Starting from `seconds` per item measured in an earlier loop (a trained
-    /// start; not finite or not positive: none): it stands for the later pieces
-    /// until there are some, and the first piece of this loop is set aside as when
-    /// it is followed by others.
-    pub(crate) fn starting_at(seconds: f64) -> PerItem {
-        PerItem {
-            first: None,
-            later: (seconds.is_finite() && seconds > 0.0).then_some(seconds),
-        }
-    }
-
-    pub(crate) fn add(&mut self, items: u64, seconds: f64) {
-        if items == 0 {
-            return;
-        }
-        let seconds = seconds.max(0.0);
-        if self.first.is_none() {
-            self.first = Some((items, seconds));
-        } else {
-            let measured = seconds / items as f64;
-            self.later = Some(self.later.map_or(measured, |t| 0.5 * t + 0.5 * measured));
-        }
-    }
-
-    /// Whether this loop has measured a piece (a trained start's time is not one).
-    pub(crate) fn measured(&self) -> bool {
-        self.first.is_some()
-    }
-
-    /// Seconds per item (0 before any).
-    pub(crate) fn per_item(&self) -> f64 {
-        let first = self.first.map(|(items, seconds)| seconds / items as f64);
-        self.later.or(first).unwrap_or(0.0)
-    }
-
-    /// The start-up cost measured in this loop: what its first piece took beyond its
-    /// iterations at the later time (at least 0), once both are known (the later time
-    /// may be a trained start's).
-    pub(crate) fn start_s(&self) -> Option<f64> {
-        let ((items, seconds), later) = (self.first?, self.later?);
-        Some((seconds - items as f64 * later).max(0.0))
-    }
 }
 
 impl BoardSizer {
@@ -1240,61 +1005,6 @@ mod tests {
             s.took(left);
             s.done(80, seconds(80));
         }
-    }
-
-    #[test]
-    fn a_slow_first_piece_leaves_the_cpus_time_per_item_at_the_next() {
-        let mut t = PerItem::default();
-        assert_eq!(t.per_item(), 0.0);
-        // One row that paid 1 ms of first-use costs: alone, it is all there is.
-        t.add(1, 1e-3);
-        assert_eq!(t.per_item(), 1e-3);
-        // Then rows of 20 us: from the next one on, the first no longer counts (a
-        // mean would still say (1000 + 12 * 20) / 13 = 95 us after twelve of them,
-        // and half weights 510 us after one).
-        t.add(2, 40e-6);
-        assert!((t.per_item() - 20e-6).abs() < 1e-15, "{}", t.per_item());
-        // Later ones are smoothed: each weighs half.
-        t.add(1, 40e-6);
-        assert!((t.per_item() - 30e-6).abs() < 1e-15, "{}", t.per_item());
-        t.add(0, 1.0);
-        assert!((t.per_item() - 30e-6).abs() < 1e-15);
-        // Started from an earlier loop's 20 us: this loop's slow first piece does
-        // not move it, the next one does.
-        let mut t = PerItem::starting_at(20e-6);
-        assert_eq!(t.per_item(), 20e-6);
-        assert!(!t.measured());
-        t.add(1, 1e-3);
-        assert!(t.measured());
-        assert_eq!(t.per_item(), 20e-6);
-        t.add(1, 40e-6);
-        assert!((t.per_item() - 30e-6).abs() < 1e-15, "{}", t.per_item());
-        // A start that is no time is none.
-        assert_eq!(PerItem::starting_at(f64::NAN).per_item(), 0.0);
-    }
-
-    #[test]
-    fn the_first_piece_beyond_the_later_time_is_the_cpus_start_up_cost() {
-        let mut t = PerItem::default();
-        // Unknown until a later time is.
-        t.add(2, 30e-6);
-        assert_eq!(t.start_s(), None);
-        // Two rows in 30 us, then rows of 3 us: 24 us of start-up.
-        t.add(4, 12e-6);
-        assert!(
-            (t.start_s().unwrap() - 24e-6).abs() < 1e-15,
-            "{:?}",
-            t.start_s()
-        );
-        // From a trained start the first piece alone gives it.
-        let mut t = PerItem::starting_at(3e-6);
-        assert_eq!(t.start_s(), None);
-        t.add(1, 20e-6);
-        assert!((t.start_s().unwrap() - 17e-6).abs() < 1e-15);
-        // A first piece faster than the later time costs nothing more.
-        let mut t = PerItem::starting_at(3e-6);
-        t.add(1, 1e-6);
-        assert_eq!(t.start_s(), Some(0.0));
     }
 
     #[test]
