@@ -345,7 +345,7 @@ fn four_nodes_of_four_2gib_boards_start_lazily() {
 
 #[test]
 fn a_kernel_started_after_a_put_nbi_into_its_board_waits_for_the_delivery() {
-    // novo-g prices the DMA into a board (about 40 ms for 4 MiB); 2 PEs on 2 nodes,
+    // novo-g prices the DMA into a board (about 14 ms for 4 MiB); 2 PEs on 2 nodes,
     // one board each. On either clock the caller goes on during the transfer, DONE
     // comes after the delivery plus the kernel, and the kernel saw the bytes. On the
     // virtual clock
