@@ -7,12 +7,16 @@
 //!
 //! Text in a PNG is rasterised from a TrueType font read at run time (Debian package
 //! `fonts-dejavu-core`); without one, PNG output fails with an error saying so. SVG output
-//! writes `<text>` elements and works without a font file (label widths are then estimated).
+//! writes `<text>` elements; the bandwidth plot's SVG works without a font file (label
+//! widths are then estimated), the other plots (`trace_plot`, `cosched_plot`) let
+//! plotters lay out their labels, which it measures with the font ([`SvgText`]).
+//! The font handling and the palettes are shared by every plot of the crate.
 
 use std::path::Path;
 use std::sync::OnceLock;
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -42,19 +46,42 @@ pub(crate) const FONT_CANDIDATES: &[&str] = &[
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
 ];
 
-/// Line colours (the "tab10" palette), one per curve, cycled.
-pub(crate) const COLORS: [RGBColor; 10] = [
+/// Twenty colours (the "tab20" palette: ten hues, each dark then light), for plots
+/// of more lines than [`COLORS`] tells apart (a co-scheduling timeline's devices).
+pub(crate) const COLORS_20: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
+    RGBColor(174, 199, 232),
     RGBColor(255, 127, 14),
+    RGBColor(255, 187, 120),
     RGBColor(44, 160, 44),
+    RGBColor(152, 223, 138),
     RGBColor(214, 39, 40),
+    RGBColor(255, 152, 150),
     RGBColor(148, 103, 189),
+    RGBColor(197, 176, 213),
     RGBColor(140, 86, 75),
+    RGBColor(196, 156, 148),
     RGBColor(227, 119, 194),
+    RGBColor(247, 182, 210),
     RGBColor(127, 127, 127),
+    RGBColor(199, 199, 199),
     RGBColor(188, 189, 34),
+    RGBColor(219, 219, 141),
     RGBColor(23, 190, 207),
+    RGBColor(158, 218, 229),
 ];
+
+/// Line colours (the "tab10" palette: `COLORS_20`'s dark ones), one per curve,
+/// cycled.
+pub(crate) const COLORS: [RGBColor; 10] = {
+    let mut colors = [RGBColor(0, 0, 0); 10];
+    let mut i = 0;
+    while i < colors.len() {
+        colors[i] = COLORS_20[2 * i];
+        i += 1;
+    }
+    colors
+};
 
 /// The image format a plot's file name asks for.
 pub(crate) enum Format {
@@ -78,28 +105,55 @@ pub(crate) fn format_of(path: &Path) -> Result<Format, String> {
     }
 }
 
-/// Before writing the PNG `path`: registers a TrueType font from `candidates`, or says
-/// what to install (SVG writes text as text and needs none).
-pub(crate) fn font_for_png(path: &Path, candidates: &[&str]) -> Result<(), String> {
-    register_font_once(candidates).map_err(|why| {
+/// Whether a plot's text needs a font's metrics in an SVG too.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SvgText {
+    /// Laid out by plotters (a chart's caption, axis and row labels): measured with
+    /// the font, so an SVG needs one as a PNG does.
+    Measured,
+    /// Placed and sized by the plot itself: an SVG draws without a font file (widths
+    /// are estimated), and uses one if it is there.
+    Estimated,
+}
+
+/// Before writing `path`: registers a TrueType font from `candidates`, or says what
+/// to install. A PNG rasterises its text with the font; an SVG holds its text as
+/// text but plotters measures what it lays out with the font (`SvgText::Measured`;
+/// without one registered such an SVG failed with "Font loading error:
+/// FontUnavailable" even where the font was installed).
+pub(crate) fn font_for(path: &Path, candidates: &[&str], svg: SvgText) -> Result<(), String> {
+    let registered = register_font_once(candidates);
+    let needed = match format_of(path)? {
+        Format::Png => "text in a PNG needs a TrueType font",
+        Format::Svg if svg == SvgText::Measured => {
+            "this plot lays out its text with a TrueType font"
+        }
+        // Not finding one is not an error (see `SvgText::Estimated`).
+        Format::Svg => return Ok(()),
+    };
+    registered.map_err(|why| {
         format!(
-            "cannot write the PNG {}: text in a PNG needs a TrueType font and {why}. \
-             Install the Debian package fonts-dejavu-core (apt-get install fonts-dejavu-core) \
-             or plot to an .svg file instead",
-            path.display()
+            "cannot write {}: {needed} and {why}. \
+             Install the Debian package fonts-dejavu-core (apt-get install fonts-dejavu-core){}",
+            path.display(),
+            if svg == SvgText::Estimated {
+                " or plot to an .svg file instead"
+            } else {
+                ""
+            }
         )
     })
 }
 
 /// Draws into the image file `$path` of `$size` with `$draw`, an expression that uses
-/// `$root`, the drawing area of the backend the extension asks for (PNG or SVG); for a
-/// PNG the font comes from `$fonts` first. One expression serves both backends, whose
-/// types differ.
+/// `$root`, the drawing area of the backend the extension asks for (PNG or SVG),
+/// after [`font_for`] found the font in `$fonts` that `$svg` (an [`SvgText`]) says
+/// the plot needs. One expression serves both backends, whose types differ.
 macro_rules! draw_image {
-    ($path:expr, $size:expr, $fonts:expr, |$root:ident| $draw:expr) => {
+    ($path:expr, $size:expr, $fonts:expr, $svg:expr, |$root:ident| $draw:expr) => {{
+        $crate::plot::font_for($path, $fonts, $svg)?;
         match $crate::plot::format_of($path)? {
             $crate::plot::Format::Png => {
-                $crate::plot::font_for_png($path, $fonts)?;
                 let $root = BitMapBackend::new($path, $size).into_drawing_area();
                 $draw
             }
@@ -108,9 +162,47 @@ macro_rules! draw_image {
                 $draw
             }
         }
-    };
+    }};
 }
 pub(crate) use draw_image;
+
+/// A chart of rows of bars (a timeline): x in the caller's unit, y from 0 to the
+/// number of rows, row 0 at the top.
+pub(crate) type RowChart<'a, DB> =
+    ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The y extent of row `row` of `rows` on a [`RowChart`] (row 0 at the top), with a
+/// gap to its neighbours.
+pub(crate) fn row_band(row: usize, rows: usize) -> (f64, f64) {
+    let top = rows.saturating_sub(row) as f64;
+    (top - 0.85, top - 0.15)
+}
+
+/// Writes each row's name, right-aligned, left of `chart`'s plotting area, on `area`
+/// (the drawing area the chart was built on).
+pub(crate) fn name_rows<'n, DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &RowChart<'_, DB>,
+    names: impl ExactSizeIterator<Item = &'n str>,
+    size: u32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let style = TextStyle::from((FAMILY, size).into_font())
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Right, VPos::Center));
+    let rows = names.len();
+    // The chart's pixels are the backend's; `area` may start anywhere on it.
+    let (base_x, base_y) = area.get_base_pixel();
+    for (row, name) in names.enumerate() {
+        let (lo, hi) = row_band(row, rows);
+        let (x, y) = chart.backend_coord(&(0.0, (lo + hi) / 2.0));
+        area.draw(&Text::new(
+            name,
+            (x - base_x - 8, y - base_y),
+            style.clone(),
+        ))?;
+    }
+    Ok(())
+}
 
 /// Draws bandwidth (MB/s, 10^6 bytes/s, linear y axis from 0) against transfer size (log2 x axis labelled
 /// 32, 1K, 32K, 1M, 32M ... in bytes with K/M suffixes), one coloured line with point markers per curve, a legend,
@@ -131,9 +223,13 @@ fn render(
 ) -> Result<(), String> {
     format_of(path)?;
     validate(curves)?;
-    draw_image!(path, (WIDTH, HEIGHT), font_candidates, |root| draw(
-        root, title, curves, family, path
-    ))
+    draw_image!(
+        path,
+        (WIDTH, HEIGHT),
+        font_candidates,
+        SvgText::Estimated,
+        |root| draw(root, title, curves, family, path)
+    )
 }
 
 fn validate(curves: &[Curve]) -> Result<(), String> {
@@ -435,7 +531,7 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::PathBuf;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -481,12 +577,12 @@ mod tests {
         ]
     }
 
-    fn font_present() -> bool {
+    pub(crate) fn font_present() -> bool {
         FONT_CANDIDATES.iter().any(|p| Path::new(p).exists())
     }
 
     /// The contents of the SVG's `<text>` elements (plotters puts them on their own line).
-    fn svg_texts(svg: &str) -> Vec<String> {
+    pub(crate) fn svg_texts(svg: &str) -> Vec<String> {
         svg.split("<text")
             .skip(1)
             .filter_map(|t| {

@@ -5,10 +5,9 @@
 //! This module owns that drawing only. The file format is the library's
 //! (`shmemplus::trace`), the font handling and palette are `crate::plot`'s.
 
-use crate::plot::{draw_image, COLORS, FAMILY, FONT_CANDIDATES};
+use crate::plot::{draw_image, name_rows, row_band, SvgText, COLORS, FAMILY, FONT_CANDIDATES};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use shmemplus::trace::TraceFile;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -89,9 +88,13 @@ pub fn plot_trace(trace_path: &Path, out: &Path) -> Result<(), String> {
         trace.other_data.profile
     );
     let height = FRAME + ROW * rows.len() as u32;
-    draw_image!(out, (WIDTH, height), FONT_CANDIDATES, |root| draw(
-        root, &title, &clock, &rows, out
-    ))
+    draw_image!(
+        out,
+        (WIDTH, height),
+        FONT_CANDIDATES,
+        SvgText::Measured,
+        |root| draw(root, &title, &clock, &rows, out)
+    )
 }
 
 /// The time unit for a trace spanning `end_us` microseconds: (name, microseconds each).
@@ -142,12 +145,8 @@ where
         .map_err(|e| fail(&e))?;
     // At least a pixel wide, so short events stay visible.
     let min_w = x_max / f64::from(WIDTH);
-    let label_style = TextStyle::from((FAMILY, 14).into_font())
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Right, VPos::Center));
     for (i, row) in rows.iter().enumerate() {
-        let top = n - i as f64;
-        let (lo, hi) = (top - 0.85, top - 0.15);
+        let (lo, hi) = row_band(i, rows.len());
         chart
             .draw_series(row.bars.iter().map(|&(ts, dur, c)| {
                 let x0 = ts / per;
@@ -157,14 +156,8 @@ where
                 )
             }))
             .map_err(|e| fail(&e))?;
-        let (px, py) = chart.backend_coord(&(0.0, top - 0.5));
-        root.draw(&Text::new(
-            row.label.as_str(),
-            (px - 8, py),
-            label_style.clone(),
-        ))
-        .map_err(|e| fail(&e))?;
     }
+    name_rows(&root, &chart, rows.iter().map(|r| r.label.as_str()), 14).map_err(|e| fail(&e))?;
     root.present().map_err(|e| {
         format!(
             "writing {} failed: {e} (is the directory writable?)",
@@ -217,6 +210,13 @@ mod tests {
         assert_eq!(plot_trace(&trace, &png), Ok(()));
         let bytes = std::fs::read(&png).unwrap_or_default();
         assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+        // An SVG too: its labels are laid out with the font (this failed with
+        // "FontUnavailable" while only a PNG registered it).
+        let svg = dir.join("t.svg");
+        assert_eq!(plot_trace(&trace, &svg), Ok(()));
+        let texts =
+            crate::plot::tests::svg_texts(&std::fs::read_to_string(&svg).unwrap_or_default());
+        assert!(texts.iter().any(|t| t == "node 1 NIC send"), "{texts:?}");
         let _ = std::fs::remove_dir_all(dir);
     }
 }
