@@ -1,9 +1,9 @@
 //! `shmemplus`: the tool. `bench` (put/get, barrier, AM, contention, atomics and
 //! collectives microbenchmarks), `info` (a cluster profile and its modeled hop costs),
 //! `model` (the multilevel communication model's equations), `tune` (the self-tuning
-//! pass and its cache), `trace-plot` (a `--trace` file as a timeline image) and
-//! `cosched-plot` (a co-scheduling timeline as throughput per device) and `scf` (run
-//! and explore SCF task graphs).
+//! pass and its cache), `trace-plot` (a `--trace` file as a timeline image),
+//! `cosched-plot` (a co-scheduling timeline: throughput and chunks per device) and
+//! `scf` (run and explore SCF task graphs).
 //! `bench-pe` and `tune-pe` are the PE programs those commands launch; they are not
 //! meant to be run by hand.
 
@@ -56,8 +56,10 @@ enum Command {
         )]
         output: std::path::PathBuf,
     },
-    /// Draw a co-scheduling timeline (`cbir --schedule fastfit --devices FILE`) as
-    /// throughput per device over time: one line per CPU and board, a point per chunk.
+    /// Draw a co-scheduling timeline (`cbir` or `fft2d --schedule fastfit --devices
+    /// FILE`): throughput per device over time (one line per CPU and board, a point
+    /// per chunk), each device's chunks as bars on a row of its own (idle time shows as
+    /// gaps), and a legend with each device's chunks and idle share.
     CoschedPlot {
         /// The timeline file (JSON).
         #[arg(value_name = "DEVICES.json")]
