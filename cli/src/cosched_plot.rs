@@ -14,10 +14,11 @@
 //! This module owns that drawing only. The file format is `shmemplus_cosched`'s, the
 //! font handling, the palette and the rows of bars are `crate::plot`'s.
 
-use crate::plot::{draw_image, name_rows, row_band, SvgText, COLORS_20, FAMILY, FONT_CANDIDATES};
+use crate::plot::{
+    draw_image, draw_title, name_rows, row_band, SvgText, COLORS_20, FAMILY, FONT_CANDIDATES,
+};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use shmemplus_cosched::{Device, DeviceReport, Timeline};
 use std::path::Path;
 
@@ -135,15 +136,7 @@ where
     let fail = |e: &dyn std::fmt::Display| format!("drawing {} failed: {e}", out.display());
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let (title_area, body) = root.split_vertically(TITLE_HEIGHT);
-    title_area
-        .draw(&Text::new(
-            title,
-            ((WIDTH / 2) as i32, 8),
-            TextStyle::from((FAMILY, 20).into_font())
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Center, VPos::Top)),
-        ))
-        .map_err(|e| fail(&e))?;
+    draw_title(&title_area, title, (FAMILY, 20), 8).map_err(|e| fail(&e))?;
     let (panels, legend) = body.split_horizontally(WIDTH - LEGEND_WIDTH);
     let (top, bottom) = panels.split_vertically(TOP_HEIGHT - TITLE_HEIGHT);
     let x_max = devices

@@ -166,6 +166,21 @@ macro_rules! draw_image {
 }
 pub(crate) use draw_image;
 
+/// Writes `title` in `font` centred across `area`, its top `top` pixels down: plain
+/// text, placed without the font's metrics (an SVG needs no font file for it).
+pub(crate) fn draw_title<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    font: (&str, u32),
+    top: i32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let style = TextStyle::from(font.into_font())
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    let middle = i32::try_from(area.dim_in_pixel().0 / 2).unwrap_or(i32::MAX);
+    area.draw(&Text::new(title, (middle, top), style))
+}
+
 /// A chart of rows of bars (a timeline): x in the caller's unit, y from 0 to the
 /// number of rows, row 0 at the top.
 pub(crate) type RowChart<'a, DB> =
@@ -388,12 +403,7 @@ where
     let fail = |e: &dyn std::fmt::Display| format!("drawing {} failed: {e}", path.display());
     root.fill(&WHITE).map_err(|e| fail(&e))?;
 
-    // Title: drawn as plain text (no font metrics needed), centred at the top.
-    let title_style = TextStyle::from((family, 26).into_font())
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Center, VPos::Top));
-    root.draw(&Text::new(title, ((WIDTH / 2) as i32, 12), title_style))
-        .map_err(|e| fail(&e))?;
+    draw_title(&root, title, (family, 26), 12).map_err(|e| fail(&e))?;
 
     // x: log2(bytes), padded a little so end markers are not cut by the axes.
     let (min_b, max_b) = curves
