@@ -194,13 +194,26 @@ pub(crate) type SharedTraining = Arc<Mutex<NodeFits>>;
 /// CPU path's *start-up cost* in a loop ([`PerItem::start_s`]): a plan that gives the
 /// CPU iterations at the later time alone gave the FFT's CPU about ten rows a pass,
 /// the first of which cost 10-28 us more, and they ran past the boards' end.
+///
+/// A decision made once for the whole loop (whether a board trains at all) needs a
+/// time that one piece does not swing: [`PerItem::typical`].
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct PerItem {
     /// The first piece's iterations and seconds.
     first: Option<(u64, f64)>,
     /// Seconds per item of the later pieces, smoothed.
     later: Option<f64>,
+    /// The last [`TYPICAL_OF`] later pieces' seconds per item (a trained start's
+    /// time counts as one), oldest overwritten first.
+    recent: [f64; TYPICAL_OF],
+    /// How many of `recent` are set.
+    recent_len: usize,
+    /// Where the next one goes in `recent`.
+    recent_next: usize,
 }
+
+/// The later pieces [`PerItem::typical`] looks at.
+const TYPICAL_OF: usize = 8;
 
 impl PerItem {
     /// Starting from `seconds` per item measured in an earlier loop (a trained
@@ -208,10 +221,18 @@ impl PerItem {
     /// until there are some, and the first piece of this loop is set aside as when
     /// it is followed by others.
     pub(crate) fn starting_at(seconds: f64) -> PerItem {
-        PerItem {
-            first: None,
-            later: (seconds.is_finite() && seconds > 0.0).then_some(seconds),
+        let mut t = PerItem::default();
+        if seconds.is_finite() && seconds > 0.0 {
+            t.later = Some(seconds);
+            t.remember(seconds);
         }
+        t
+    }
+
+    fn remember(&mut self, per_item_s: f64) {
+        self.recent[self.recent_next] = per_item_s;
+        self.recent_next = (self.recent_next + 1) % TYPICAL_OF;
+        self.recent_len = (self.recent_len + 1).min(TYPICAL_OF);
     }
 
     pub(crate) fn add(&mut self, items: u64, seconds: f64) {
@@ -224,7 +245,29 @@ impl PerItem {
         } else {
             let measured = seconds / items as f64;
             self.later = Some(self.later.map_or(measured, |t| 0.5 * t + 0.5 * measured));
+            self.remember(measured);
         }
+    }
+
+    /// The time per item a decision for the whole loop can go by: the lower median
+    /// of the last [`TYPICAL_OF`] pieces after the first (a trained start's time
+    /// counts as one); `None` until there are two, so that one slow piece among them
+    /// is not it. Not the first piece, which pays first-use costs (the FFT's first
+    /// 2048-point row after a corner turn: 273 us, the next 26), and not the next one
+    /// alone, which can pay them too (16 PEs on 2 cores: a first row of 31 us, then
+    /// four rows in 0.39 ms, then 13 us a row), nor the smoothed time, which one slow piece
+    /// can multiply (a row of 300 us among rows of 5 made it 150): a board weighed
+    /// against any of them trained on novo-g where the CPU is 8-17x faster than its
+    /// transfers, and its 2.8 ms latency and its production chunk of half the PE's
+    /// rows made the pass 10 ms longer than the CPU alone.
+    pub(crate) fn typical(&self) -> Option<f64> {
+        if self.recent_len < 2 {
+            return None;
+        }
+        let mut seen = self.recent;
+        let seen = &mut seen[..self.recent_len];
+        seen.sort_unstable_by(f64::total_cmp);
+        Some(seen[(seen.len() - 1) / 2])
     }
 
     /// Whether this loop has measured a piece (a trained start's time is not one).
@@ -280,6 +323,47 @@ mod tests {
         assert!((t.per_item() - 30e-6).abs() < 1e-15, "{}", t.per_item());
         // A start that is no time is none.
         assert_eq!(PerItem::starting_at(f64::NAN).per_item(), 0.0);
+    }
+
+    #[test]
+    fn the_typical_time_is_the_lower_median_of_the_later_pieces() {
+        let mut t = PerItem::default();
+        assert_eq!(t.typical(), None);
+        // The first piece (a cold row of 273 us) is no typical time, nor is the next
+        // alone (which may pay first-use costs too).
+        t.add(1, 273e-6);
+        assert_eq!(t.typical(), None);
+        t.add(4, 360e-6);
+        assert_eq!(t.typical(), None);
+        t.add(2, 52e-6);
+        assert_eq!(t.typical(), Some(26e-6));
+        t.add(1, 24e-6);
+        assert_eq!(t.typical(), Some(26e-6));
+        // One slow piece among fast ones does not move it (the smoothed time is
+        // several times the typical one).
+        t.add(1, 300e-6);
+        assert_eq!(t.typical(), Some(26e-6));
+        assert!(t.per_item() > 150e-6, "{}", t.per_item());
+        t.add(1, 25e-6);
+        assert_eq!(t.typical(), Some(26e-6));
+        t.add(1, 23e-6);
+        assert_eq!(t.typical(), Some(25e-6));
+        // Only the last eight count: eight pieces of 40 us leave no trace of the rest.
+        for _ in 0..8 {
+            t.add(1, 40e-6);
+        }
+        assert_eq!(t.typical(), Some(40e-6));
+        // A trained start's time counts as one of them, and this loop's first piece
+        // does not.
+        let mut t = PerItem::starting_at(5e-6);
+        assert_eq!(t.typical(), None);
+        t.add(1, 1e-3);
+        assert_eq!(t.typical(), None);
+        t.add(1, 300e-6);
+        assert_eq!(t.typical(), Some(5e-6));
+        t.add(1, 7e-6);
+        assert_eq!(t.typical(), Some(7e-6));
+        assert_eq!(PerItem::starting_at(f64::NAN).typical(), None);
     }
 
     #[test]

@@ -787,7 +787,11 @@ fn one_thread<B: BoardPath>(
         } else {
             cpu_start_before
         };
-        serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_start_due)?;
+        let cpu_now = CpuNow {
+            start_s: cpu_start_due,
+            typical_item_s: cpu_own.typical(),
+        };
+        serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_now)?;
         // A CPU chunk, in pieces with the boards served between them, no longer than
         // the thread is free: a board's DONE waits for the piece it comes in, and
         // its staging is worth more of the thread than the CPU's iterations (else
@@ -832,7 +836,11 @@ fn one_thread<B: BoardPath>(
                         }
                         at = end;
                         // The start-up cost is paid: none is due.
-                        serve_boards(ctx, path, &mut slots, &mut boards_may_take, 0.0)?;
+                        let cpu_now = CpuNow {
+                            start_s: 0.0,
+                            typical_item_s: cpu_own.typical(),
+                        };
+                        serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_now)?;
                         from = ctx.now_s();
                     }
                     let end_s = ctx.now_s();
@@ -934,13 +942,13 @@ fn iterations_within(gap_s: f64, item_s: f64, start_s: f64) -> u64 {
 }
 
 /// Completes the boards whose DONE has passed and gives every idle board a chunk.
-/// `cpu_start_s`: the CPU path's start-up cost still due (for the boards' plans).
+/// `cpu`: the thread's CPU path as the boards' sizers see it.
 fn serve_boards<B: BoardPath>(
     ctx: &Ctx<'_>,
     path: &B,
     slots: &mut [Slot],
     may_take: &mut bool,
-    cpu_start_s: f64,
+    cpu: CpuNow,
 ) -> Result<()> {
     let now = ctx.shmem.now();
     for slot in slots.iter_mut() {
@@ -953,7 +961,7 @@ fn serve_boards<B: BoardPath>(
         if !*may_take || slots[i].retired || slots[i].flight.is_some() {
             continue;
         }
-        let node = node_now(ctx, slots, i, cpu_start_s);
+        let node = node_now(ctx, slots, i, cpu);
         let slot = &mut slots[i];
         slot.sizer.set_node_now(node);
         let Some(chunk) = ctx.board_take(&slot.sizer)? else {
@@ -993,11 +1001,20 @@ fn serve_boards<B: BoardPath>(
     Ok(())
 }
 
+/// The thread's CPU path, for the boards' sizers (`NodeNow`).
+#[derive(Debug, Clone, Copy)]
+struct CpuNow {
+    /// Its start-up cost still due in this loop (`NodeNow::cpu_start_s`).
+    start_s: f64,
+    /// Its typical seconds per iteration (`NodeNow::cpu_typical_item_s`).
+    typical_item_s: Option<f64>,
+}
+
 /// The node's boards other than `slots[i]`, as its sizer's deadline plan counts
 /// them: the idle ones given a chunk after it in this round (the slots after it; the
-/// ones before it that are still idle did not take), the busy ones, and the CPU
-/// path's start-up cost still due.
-fn node_now(ctx: &Ctx<'_>, slots: &[Slot], i: usize, cpu_start_s: f64) -> NodeNow {
+/// ones before it that are still idle did not take), the busy ones, and the
+/// thread's CPU path (`cpu`).
+fn node_now(ctx: &Ctx<'_>, slots: &[Slot], i: usize, cpu: CpuNow) -> NodeNow {
     let now_s = ctx.now_s();
     let others = slots
         .iter()
@@ -1012,8 +1029,9 @@ fn node_now(ctx: &Ctx<'_>, slots: &[Slot], i: usize, cpu_start_s: f64) -> NodeNo
             .filter_map(|(_, s)| s.flight.as_ref())
             .map(|f| (now_s - f.start_s, f.range.end - f.range.start))
             .collect(),
-        cpu_start_s,
+        cpu_start_s: cpu.start_s,
         cpu_taken: ctx.cpu_taken.load(Ordering::Relaxed),
+        cpu_typical_item_s: cpu.typical_item_s,
     }
 }
 

@@ -256,11 +256,13 @@ impl BoardSizer {
     /// module doc.
     ///
     /// With priced transfers (`with_transfers`) on one driver thread, the board does
-    /// not train until the CPU's time per iteration is known (it waits), and not at
-    /// all (it stops) if the model's transfers alone for its largest chunk hold the
-    /// thread as long per iteration as the CPU takes: training would pay a chunk latency
-    /// only to learn that. It trains on the small sample alone (the large one is
-    /// modeled, see [`Transfers`]) unless that gave no model.
+    /// not train until the CPU's typical time per iteration is known (it waits; the
+    /// driver gives it with [`BoardSizer::set_node_now`]: `NodeNow::cpu_typical_item_s`,
+    /// not `cpu_item_s`, which a slow first piece sets), and not at all (it stops) if
+    /// the model's transfers alone for its largest chunk hold the thread as long per
+    /// iteration as the CPU takes: training would pay a chunk latency only to learn
+    /// that. It trains on the small sample alone (the large one is modeled, see
+    /// [`Transfers`]) unless that gave no model.
     pub(crate) fn want(
         &self,
         cpu_rate: f64,
@@ -275,7 +277,8 @@ impl BoardSizer {
             self.one_thread,
             self.cpus > 0,
         ) {
-            match cpu_item_s {
+            let typical = self.node_now.as_ref().and_then(|n| n.cpu_typical_item_s);
+            match typical.filter(|t| t.is_finite() && *t > 0.0) {
                 None => {
                     self.waiting.set(true);
                     return None;
@@ -862,6 +865,14 @@ mod tests {
     /// The model's price of 100 iterations' transfers (1 ms) and of the largest
     /// chunk's (`largest`: iterations, seconds), and how much of each holds the
     /// driver's thread (`held`).
+    /// The one-thread driver says what the CPU path typically takes an iteration.
+    fn typical_cpu(s: &mut BoardSizer, item_s: Option<f64>) {
+        s.set_node_now(NodeNow {
+            cpu_typical_item_s: item_s,
+            ..NodeNow::default()
+        });
+    }
+
     fn priced(largest: (u64, f64), held: (f64, f64)) -> Transfers {
         Transfers {
             small: Sample {
@@ -1154,22 +1165,36 @@ mod tests {
             )
             .with_transfers(transfers)
         };
-        // It waits for the CPU's own time, then stops if the CPU does an iteration in
-        // 20 us or less.
-        let s = one_thread(1, Some(priced(20e-3)));
+        // It waits for the CPU's typical time (none before a piece after its
+        // first: the first piece's time, `cpu_item_s`, says 300 us an iteration),
+        // then stops if the CPU does an iteration in 20 us or less.
+        let mut s = one_thread(1, Some(priced(20e-3)));
         assert_eq!(s.want(0.0, None, 0), None);
         assert!(s.waiting() && !s.stopped());
-        assert_eq!(s.want(0.0, Some(20e-6), 0), None);
+        typical_cpu(&mut s, None);
+        assert_eq!(s.want(0.0, Some(300e-6), 0), None);
+        assert!(s.waiting() && !s.stopped());
+        typical_cpu(&mut s, Some(20e-6));
+        assert_eq!(s.want(0.0, Some(300e-6), 0), None);
         assert!(s.stopped() && !s.waiting());
         let why = s.stop_reason().unwrap();
         assert!(
             why.contains("never trained") && why.contains("20.00 us"),
             "{why}"
         );
-        // A CPU slower than the transfers: it trains (the small sample first).
-        let s = one_thread(1, Some(priced(20e-3)));
-        assert_eq!(s.want(0.0, Some(21e-6), 0), Some(100));
+        // A CPU slower than the transfers: it trains (the small sample first),
+        // whatever its first piece took.
+        let mut s = one_thread(1, Some(priced(20e-3)));
+        typical_cpu(&mut s, Some(21e-6));
+        assert_eq!(s.want(0.0, Some(1e-6), 0), Some(100));
         assert!(!s.stopped() && !s.waiting());
+        // A typical time that is not a time is none: it waits.
+        for bad in [f64::NAN, 0.0, -1.0, f64::INFINITY] {
+            let mut s = one_thread(1, Some(priced(20e-3)));
+            typical_cpu(&mut s, Some(bad));
+            assert_eq!(s.want(0.0, Some(21e-6), 0), None, "{bad}");
+            assert!(s.waiting() && !s.stopped(), "{bad}");
+        }
         // Without CPUs, or without a price (a profile that models nothing), it
         // trains at once.
         assert_eq!(
@@ -1195,7 +1220,7 @@ mod tests {
         };
         let training = SharedTraining::default();
         let sizer = |board: u32, held: bool, training: &SharedTraining| {
-            BoardSizer::new(
+            let mut s = BoardSizer::new(
                 (100, 400),
                 rho95(),
                 (board, 2, 1),
@@ -1204,7 +1229,9 @@ mod tests {
                 1_000_000,
                 training.clone(),
             )
-            .with_transfers(Some(priced(held)))
+            .with_transfers(Some(priced(held)));
+            typical_cpu(&mut s, Some(1.5e-6));
+            s
         };
         // A CPU at 1.5 us an iteration: the blocking transfers (2 us an iteration)
         // are dearer, and the board never trains; in the background (0.2 us) it does.

@@ -14,7 +14,9 @@
 //! models the board's DMA, each board's second training sample is then modeled, not
 //! run, and the model must still predict its chunks. With `priced-default` the
 //! samples are left to the scheduler, whose small sample must be one the model prices
-//! no dearer (beyond its iterations' share) than the default size. Without failures
+//! no dearer (beyond its iterations' share) than the default size; with
+//! `priced-cold-cpu` a CPU faster than the transfers but slow in its first call must
+//! keep every board from training. Without failures
 //! or prices, a second loop starts with what the first one's boards learned
 //! (`Options::trained`): it must run every iteration once again, and no board trains.
 
@@ -42,6 +44,10 @@ const PRICED_MAX_CHUNK: u64 = 4096;
 const IMAGE_BYTES: u64 = 16384;
 const IMAGES_MAX_CHUNK: u64 = 1024;
 const CPU_IMAGE: Duration = Duration::from_micros(200);
+/// With `priced-cold-cpu`: the CPU's time per image, below the modeled DMA's, and
+/// what its first call costs beyond it.
+const CPU_IMAGE_FAST: Duration = Duration::from_micros(20);
+const CPU_FIRST_USE: Duration = Duration::from_millis(2);
 
 /// The stand-in kernel: `args[0]` iterations, no computation, RATSS time
 /// `BOARD_LATENCY_S + args[0] * BOARD_ITEM_S`.
@@ -110,6 +116,10 @@ pub(crate) enum Priced {
     /// at their delivery) and nothing comes back per chunk, as CBIR stages its
     /// images (`BoardBytes::inputs_in_background`).
     Background,
+    /// As `DefaultSamples`, with a CPU faster per image than the boards' modeled DMA
+    /// (`CPU_IMAGE_FAST`) whose first call pays `CPU_FIRST_USE` more, as a loop's
+    /// first piece pays first-use costs: no board trains.
+    ColdCpu,
 }
 
 /// Which boards fail.
@@ -177,6 +187,7 @@ pub(crate) fn cosched(
 ) -> Result<(), String> {
     let given_samples = priced == Priced::No || priced == Priced::GivenSamples;
     let background = priced == Priced::Background;
+    let cold_cpu = priced == Priced::ColdCpu;
     let priced = priced != Priced::No;
     let (in_bytes, max_chunk) = if given_samples {
         (IN_BYTES, PRICED_MAX_CHUNK)
@@ -195,8 +206,16 @@ pub(crate) fn cosched(
             shmem.fpga_configure(b, bitfile()).map_err(e2s)?;
         }
     }
-    let cpu_item = if given_samples { CPU_ITEM } else { CPU_IMAGE };
+    let cpu_item = match (given_samples, cold_cpu) {
+        (true, _) => CPU_ITEM,
+        (false, false) => CPU_IMAGE,
+        (false, true) => CPU_IMAGE_FAST,
+    };
+    let first_call = std::sync::atomic::AtomicBool::new(cold_cpu);
     let cpu = |range: Range<u64>| {
+        if first_call.swap(false, Ordering::Relaxed) {
+            shmem.advance(CPU_FIRST_USE);
+        }
         shmem.advance(cpu_item * (range.end - range.start) as u32);
         marks.mark(range);
         Ok(())
@@ -345,6 +364,9 @@ pub(crate) fn cosched(
     if background && drives_boards && shmem.fpgas() > 0 {
         every_board_samples_while_the_cpu_runs(&report)?;
     }
+    if cold_cpu {
+        no_board_trains(&report)?;
+    }
     if fail == Fail::Nothing && !priced {
         if exact && drives_boards && shmem.fpgas() > 0 {
             cpu_starts_after_the_samples(&report, (100, 1000))?;
@@ -353,6 +375,26 @@ pub(crate) fn cosched(
     }
     shmem.barrier_all().map_err(e2s)?;
     println!("PE {me}: cosched ok");
+    Ok(())
+}
+
+/// With a CPU path faster than the boards' modeled transfers but slow in its first
+/// call (`Priced::ColdCpu`): no board took an iteration, each saying why.
+fn no_board_trains(report: &shmemplus_cosched::Report) -> Result<(), String> {
+    let me = report.pe;
+    for d in &report.devices {
+        if let Device::Board { .. } = d.device {
+            let why = d.stopped.as_deref().unwrap_or("");
+            if d.items > 0 || !why.contains("never trained") {
+                return Err(format!(
+                    "PE {me}: {} took {} iterations ({why:?}): the CPU's first call, \
+                     not its typical time, was weighed against the transfers",
+                    d.device, d.items
+                ));
+            }
+        }
+    }
+    println!("PE {me}: no board trained");
     Ok(())
 }
 

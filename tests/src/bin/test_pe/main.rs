@@ -132,6 +132,7 @@ fn main() -> ExitCode {
                     Some("priced") => cosched::Priced::GivenSamples,
                     Some("priced-default") => cosched::Priced::DefaultSamples,
                     Some("priced-background") => cosched::Priced::Background,
+                    Some("priced-cold-cpu") => cosched::Priced::ColdCpu,
                     _ => cosched::Priced::No,
                 };
                 cosched::cosched(shmem, arg(1).unwrap_or(200_000), fail, scope, priced)
