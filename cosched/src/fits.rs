@@ -253,13 +253,13 @@ impl PerItem {
     /// of the last [`TYPICAL_OF`] pieces after the first (a trained start's time
     /// counts as one); `None` until there are two, so that one slow piece among them
     /// is not it. Not the first piece, which pays first-use costs (the FFT's first
-    /// 2048-point row after a corner turn: 273 us, the next 26), and not the next one
-    /// alone, which can pay them too (16 PEs on 2 cores: a first row of 31 us, then
-    /// four rows in 0.39 ms, then 13 us a row), nor the smoothed time, which one slow piece
-    /// can multiply (a row of 300 us among rows of 5 made it 150): a board weighed
-    /// against any of them trained on novo-g where the CPU is 8-17x faster than its
-    /// transfers, and its 2.8 ms latency and its production chunk of half the PE's
-    /// rows made the pass 10 ms longer than the CPU alone.
+    /// 2048-point row after a corner turn: 273 us, the next 26), and not the next
+    /// one alone, which can pay them too (16 PEs on 2 cores: a first row of 31 us,
+    /// then four rows in 0.39 ms, then 13 us a row), nor the smoothed time, which
+    /// one slow piece can multiply (a row of 300 us among rows of 5 made it 150): a
+    /// board weighed against any of them trained on novo-g where the CPU is 8-17x
+    /// faster than its transfers, and its 2.8 ms latency and its production chunk
+    /// of half the PE's rows made the pass 10 ms longer than the CPU alone.
     pub(crate) fn typical(&self) -> Option<f64> {
         if self.recent_len < 2 {
             return None;

@@ -23,8 +23,9 @@ pub(crate) struct NodeNow {
     /// Iterations the driver's own CPU path has taken in this loop so far.
     pub(crate) cpu_taken: u64,
     /// The thread's CPU path's typical seconds per iteration (`PerItem::typical`;
-    /// `None` until a piece after its first has run): what the board's decision to
-    /// train at all goes by (`BoardSizer::want`). The plan does not use it.
+    /// `None` until two pieces after its first have run, or one after a trained
+    /// start): what the board's decision to train at all goes by
+    /// (`BoardSizer::want`). The plan does not use it.
     pub(crate) cpu_typical_item_s: Option<f64>,
 }
 

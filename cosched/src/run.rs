@@ -73,8 +73,9 @@ pub struct Options {
     ///   modeled transfers plus what the first took beyond its own, in proportion
     ///   (`BoardFit::second_sample_modeled`);
     /// - on the virtual clock's one driver thread, does not train at all when the
-    ///   transfers alone cost the thread as much per iteration as the CPU path (known
-    ///   after the CPU's first piece, which the boards wait for).
+    ///   transfers alone cost the thread as much per iteration as the CPU path (its
+    ///   typical time, known after two pieces beyond its first, which the boards
+    ///   wait for: the first ones can pay first-use costs many times a piece's).
     ///
     /// `None` (the default): two measured samples, as FastFit trains. Nothing changes
     /// on a profile that models no costs (native).
