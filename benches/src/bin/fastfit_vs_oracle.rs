@@ -23,6 +23,8 @@
 //! - `FF/split`: FastFit over *the* best split, the one whose median over the reps is
 //!   the lowest (column `split`, its share of the work on the CPUs), run by run. This
 //!   is the brute-force static split a user would deploy, timed as often as FastFit.
+//! - `FF/split IQR`: the lower and upper quartiles of those run-by-run ratios (nearest
+//!   rank), so that a median near a target says whether the runs agree on it.
 //! - `FF/static`: FastFit over the static split with the assumed speed ratio. A `true`
 //!   assumption is the boards' true speed ratio; the CBIR defaults 10 and 40 are off by
 //!   2x either way (for the FFT use 5 and 20).
@@ -253,6 +255,14 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The lower and upper quartiles of `v` (not empty), each the value of nearest rank:
+/// for 11 values the 4th and the 9th smallest, for 1 that value twice.
+fn quartiles(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[(q * (v.len() - 1) as f64).round() as usize];
+    (at(0.25), at(0.75))
+}
+
 fn main() -> Result<(), String> {
     let s = parse_args()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
@@ -269,7 +279,7 @@ fn main() -> Result<(), String> {
             "  FF/passes  FFt/passes"
         };
         println!(
-            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>8} {:>10}{passes}",
+            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>8} {:>12} {:>10}{passes}",
             "profile",
             "boards",
             "assume",
@@ -279,6 +289,7 @@ fn main() -> Result<(), String> {
             "FF/best",
             "split",
             "FF/split",
+            "FF/split IQR",
             "FF/static"
         );
     }
@@ -298,6 +309,8 @@ fn main() -> Result<(), String> {
                     m(&|t| t.sweep[split].1),
                     m(&|t| t.fastfit / t.sweep[split].1),
                 );
+                let (q1, q3) =
+                    quartiles(runs.iter().map(|t| t.fastfit / t.sweep[split].1).collect());
                 // The FFT: the same ratio for the passes alone (the corner turns, the
                 // same work under every schedule, are most of its time and noise),
                 // against the split whose passes have the lowest median.
@@ -329,6 +342,7 @@ fn main() -> Result<(), String> {
                             "fastfit_over_best": vs_best, "fastfit_over_static": vs_static,
                             "best_split_cpu_share": split_share, "best_split_s": split_s,
                             "fastfit_over_best_split": vs_split,
+                            "fastfit_over_best_split_quartiles": [q1, q3],
                             "fastfit_over_best_split_passes": vs_split_passes,
                             "trained_over_best_split_passes": trained_vs_split_passes,
                         })
@@ -338,8 +352,9 @@ fn main() -> Result<(), String> {
                         (Some(p), Some(t)) => format!(" {p:>10.3} {t:>11.3}"),
                         _ => String::new(),
                     };
+                    let iqr = format!("{q1:.3}-{q3:.3}");
                     println!(
-                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {vs_split:>8.3} {vs_static:>10.3}{passes}",
+                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {vs_split:>8.3} {iqr:>12} {vs_static:>10.3}{passes}",
                         best * 1e3,
                         fixed * 1e3,
                         ff * 1e3
@@ -349,4 +364,27 @@ fn main() -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quartiles_are_the_values_of_nearest_rank() {
+        let v: Vec<f64> = (1..=11).rev().map(f64::from).collect();
+        assert_eq!(quartiles(v.clone()), (4.0, 9.0));
+        assert_eq!(median(v), 6.0);
+        assert_eq!(quartiles(vec![0.9, 1.1, 1.0]), (1.0, 1.1));
+        assert_eq!(quartiles(vec![2.5]), (2.5, 2.5));
+        // Five runs: the 2nd and 4th smallest.
+        assert_eq!(quartiles(vec![5.0, 1.0, 4.0, 2.0, 3.0]), (2.0, 4.0));
+    }
+
+    #[test]
+    fn the_best_split_is_the_one_of_lowest_median() {
+        // Split 1 has the fastest single run, split 0 the lowest median.
+        let times = [vec![1.0, 1.0, 1.0], vec![0.5, 2.0, 2.0]];
+        assert_eq!(lowest_median(2, |i| times[i].clone()), 0);
+    }
 }
