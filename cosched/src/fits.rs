@@ -210,6 +210,9 @@ pub(crate) struct PerItem {
     recent_len: usize,
     /// Where the next one goes in `recent`.
     recent_next: usize,
+    /// [`PerItem::typical`], kept as each piece comes: the driver reads it at every
+    /// service of the boards, more often than pieces come.
+    typical: Option<f64>,
 }
 
 /// The later pieces [`PerItem::typical`] looks at.
@@ -233,6 +236,12 @@ impl PerItem {
         self.recent[self.recent_next] = per_item_s;
         self.recent_next = (self.recent_next + 1) % TYPICAL_OF;
         self.recent_len = (self.recent_len + 1).min(TYPICAL_OF);
+        if self.recent_len >= 2 {
+            let mut seen = self.recent;
+            let seen = &mut seen[..self.recent_len];
+            seen.sort_unstable_by(f64::total_cmp);
+            self.typical = Some(seen[(seen.len() - 1) / 2]);
+        }
     }
 
     pub(crate) fn add(&mut self, items: u64, seconds: f64) {
@@ -261,13 +270,7 @@ impl PerItem {
     /// faster than its transfers, and its 2.8 ms latency and its production chunk
     /// of half the PE's rows made the pass 10 ms longer than the CPU alone.
     pub(crate) fn typical(&self) -> Option<f64> {
-        if self.recent_len < 2 {
-            return None;
-        }
-        let mut seen = self.recent;
-        let seen = &mut seen[..self.recent_len];
-        seen.sort_unstable_by(f64::total_cmp);
-        Some(seen[(seen.len() - 1) / 2])
+        self.typical
     }
 
     /// Whether this loop has measured a piece (a trained start's time is not one).
