@@ -22,11 +22,6 @@ pub(crate) struct NodeNow {
     pub(crate) cpu_start_s: f64,
     /// Iterations the driver's own CPU path has taken in this loop so far.
     pub(crate) cpu_taken: u64,
-    /// The thread's CPU path's typical seconds per iteration (`PerItem::typical`;
-    /// `None` until two pieces after its first have run, or one after a trained
-    /// start): what the board's decision to train at all goes by
-    /// (`BoardSizer::want`). The plan does not use it.
-    pub(crate) cpu_typical_item_s: Option<f64>,
 }
 
 /// The chunks that end a node's part of the loop at one instant when one thread

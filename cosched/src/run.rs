@@ -72,10 +72,13 @@ pub struct Options {
     /// - trains on one chunk instead of two: the second sample is the largest chunk's
     ///   modeled transfers plus what the first took beyond its own, in proportion
     ///   (`BoardFit::second_sample_modeled`);
-    /// - on the virtual clock's one driver thread, does not train at all when the
-    ///   transfers alone cost the thread as much per iteration as the CPU path (its
-    ///   typical time, known after two pieces beyond its first, which the boards
-    ///   wait for: the first ones can pay first-use costs many times a piece's).
+    /// - does not train at all, if the CPUs take part, when on the virtual clock's
+    ///   one driver thread the transfers alone cost the thread as much per iteration
+    ///   as the CPU path, or when on the wall clock (a thread per board) the CPUs
+    ///   would do all that is left before a training sample's modeled transfers
+    ///   alone are done. Both go by the CPU path's typical time per iteration (known
+    ///   after two pieces or chunks beyond its first, which the boards wait for: the
+    ///   first ones can pay first-use costs many times a piece's).
     ///
     /// `None` (the default): two measured samples, as FastFit trains. Nothing changes
     /// on a profile that models no costs (native).
@@ -252,6 +255,8 @@ where
         cpu_start_s: AtomicU64::new(0f64.to_bits()),
         cpu_chunk_s: options.cpu_chunk_s,
         cpu_taken: AtomicU64::new(0),
+        cpu_typical_s: AtomicU64::new(0f64.to_bits()),
+        cpu_done: std::sync::atomic::AtomicBool::new(false),
     };
     // A trained start also knows the CPU path's speed (until this loop measures it).
     let usable = |x: f64| x.is_finite() && x > 0.0;
@@ -530,9 +535,23 @@ struct Ctx<'a> {
     cpu_chunk_s: f64,
     /// Iterations this PE's CPU path has taken in this loop so far.
     cpu_taken: AtomicU64,
+    /// Wall-clock driver only: the CPU path's typical seconds per iteration over its
+    /// chunks (f64 bits, 0 until known; `PerItem::typical`), which a board waits for
+    /// before it trains (`BoardSizer::want`).
+    cpu_typical_s: AtomicU64,
+    /// Wall-clock driver only: the CPU path has stopped taking (the pool was empty,
+    /// or it failed): a board that waits for its typical time waits no longer.
+    cpu_done: std::sync::atomic::AtomicBool,
 }
 
 impl Ctx<'_> {
+    /// The CPU path's typical seconds per iteration, if the wall-clock driver's CPU
+    /// loop knows it.
+    fn cpu_typical(&self) -> Option<f64> {
+        let t = f64::from_bits(self.cpu_typical_s.load(Ordering::Acquire));
+        (t > 0.0).then_some(t)
+    }
+
     /// Seconds since the loop started, on the job clock.
     fn now_s(&self) -> f64 {
         self.at_s(self.shmem.now())
@@ -640,6 +659,9 @@ fn threads<B: BoardPath>(
                 Err(e) => first_error = Some(e),
             }
         }
+        // Whatever ended the CPU loop (or if there is none), a board waiting for its
+        // time waits no longer.
+        ctx.cpu_done.store(true, Ordering::Release);
         for t in threads {
             match t.join() {
                 Ok(Ok(r)) => devices.push(r),
@@ -661,14 +683,23 @@ fn cpu_loop(ctx: &Ctx<'_>, mut sizer: CpuSizer) -> Result<DeviceReport> {
     let mut report = DeviceReport::new(Device::Cpu {
         pe: ctx.shmem.my_pe(),
     });
+    let mut own = PerItem::default();
     while let Some(chunk) = ctx.cpu_take(&mut sizer, u64::MAX)? {
         let items = chunk.range.end - chunk.range.start;
         let seconds = ctx.cpu_chunk(chunk.range, &mut report)?;
         sizer.done(items, seconds, chunk.left);
         ctx.set_cpu_rate(&sizer);
+        own.add(items, seconds);
+        if let Some(t) = own.typical() {
+            ctx.cpu_typical_s.store(t.to_bits(), Ordering::Release);
+        }
     }
     Ok(report)
 }
+
+/// How long a board thread that waits for the CPU path's typical time sleeps between
+/// looks: a small part of a CPU chunk (`Options::cpu_chunk_s`, 2 ms by default).
+const CPU_TYPICAL_POLL: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// The number of a board device on its node.
 fn board_of(device: Device) -> u32 {
@@ -687,7 +718,17 @@ fn board_thread<B: BoardPath>(
 ) -> Result<DeviceReport> {
     let board = board_of(device);
     let mut report = DeviceReport::new(device);
-    while let Some(chunk) = ctx.board_take(&sizer)? {
+    loop {
+        sizer.set_cpu_typical(ctx.cpu_typical());
+        let Some(chunk) = ctx.board_take(&sizer)? else {
+            // Before its first chunk it may wait for the CPU path's typical time
+            // (`BoardSizer::want`), until the CPU loop has ended.
+            if sizer.waiting() && !ctx.cpu_done.load(Ordering::Acquire) {
+                std::thread::sleep(CPU_TYPICAL_POLL);
+                continue;
+            }
+            break;
+        };
         sizer.took(chunk.left);
         let range = chunk.range;
         let start_s = ctx.now_s();
@@ -965,6 +1006,7 @@ fn serve_boards<B: BoardPath>(
         let node = node_now(ctx, slots, i, cpu);
         let slot = &mut slots[i];
         slot.sizer.set_node_now(node);
+        slot.sizer.set_cpu_typical(cpu.typical_item_s);
         let Some(chunk) = ctx.board_take(&slot.sizer)? else {
             if slot.sizer.waiting() {
                 continue;
@@ -1007,7 +1049,7 @@ fn serve_boards<B: BoardPath>(
 struct CpuNow {
     /// Its start-up cost still due in this loop (`NodeNow::cpu_start_s`).
     start_s: f64,
-    /// Its typical seconds per iteration (`NodeNow::cpu_typical_item_s`).
+    /// Its typical seconds per iteration (`BoardSizer::set_cpu_typical`).
     typical_item_s: Option<f64>,
 }
 
@@ -1032,7 +1074,6 @@ fn node_now(ctx: &Ctx<'_>, slots: &[Slot], i: usize, cpu: CpuNow) -> NodeNow {
             .collect(),
         cpu_start_s: cpu.start_s,
         cpu_taken: ctx.cpu_taken.load(Ordering::Relaxed),
-        cpu_typical_item_s: cpu.typical_item_s,
     }
 }
 

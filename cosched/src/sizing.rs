@@ -146,6 +146,10 @@ pub(crate) struct BoardSizer {
     waiting: Cell<bool>,
     /// The one-thread driver's view of the node's boards at this take.
     node_now: Option<NodeNow>,
+    /// The CPU path's typical seconds per iteration (`fits::PerItem::typical`), as
+    /// the driver last said (`set_cpu_typical`): what the decision to train at all
+    /// goes by.
+    cpu_typical_s: Option<f64>,
     /// The driver's CPU's iterations taken (`NodeNow::cpu_taken`) at this board's
     /// last take.
     cpu_taken_at_take: u64,
@@ -167,6 +171,13 @@ enum Stop {
     },
     /// The model's transfers alone cost that much: it did not train.
     Predicted { driver_item_s: f64, cpu_item_s: f64 },
+    /// On a thread of its own: the CPUs would do all that was left before the
+    /// model's transfers of a training sample alone are done. It did not train.
+    Outlasted {
+        left: u64,
+        sample_s: f64,
+        cpus_s: f64,
+    },
     /// The CPUs finish what is left before a chunk of any size would end on the
     /// board (its latency): the loop's tail is theirs.
     Tail {
@@ -208,6 +219,7 @@ impl BoardSizer {
             one_thread,
             waiting: Cell::new(false),
             node_now: None,
+            cpu_typical_s: None,
             cpu_taken_at_take: 0,
             n,
         }
@@ -237,6 +249,12 @@ impl BoardSizer {
         self.node_now = Some(node);
     }
 
+    /// The CPU path's typical seconds per iteration (`None`: not known yet; not
+    /// finite or not positive: none), for the next `want`.
+    pub(crate) fn set_cpu_typical(&mut self, item_s: Option<f64>) {
+        self.cpu_typical_s = item_s.filter(|t| t.is_finite() && *t > 0.0);
+    }
+
     /// The node's model with this board's wait for its driver added to the latency:
     /// the board's own latency plus that wait is what a chunk must amortise.
     fn model(&self) -> Option<PipelineModel> {
@@ -255,13 +273,18 @@ impl BoardSizer {
     /// (staging and fetching) than on the CPU, as long as the CPUs take part. See the
     /// module doc.
     ///
-    /// With priced transfers (`with_transfers`) on one driver thread, the board does
+    /// With priced transfers (`with_transfers`) and CPUs in the loop, the board does
     /// not train until the CPU's typical time per iteration is known (it waits; the
-    /// driver gives it with [`BoardSizer::set_node_now`]: `NodeNow::cpu_typical_item_s`,
-    /// not `cpu_item_s`, which a slow first piece sets), and not at all (it stops) if
-    /// the model's transfers alone for its largest chunk hold the thread as long per
-    /// iteration as the CPU takes: training would pay a chunk latency only to learn
-    /// that. It trains on the small sample alone (the large one is modeled, see
+    /// driver gives it with [`BoardSizer::set_cpu_typical`], not as `cpu_item_s`,
+    /// which a slow first piece sets), and not at all (it stops):
+    /// - on one driver thread, if the model's transfers alone for its largest chunk
+    ///   hold the thread as long per iteration as the CPU takes: training would pay
+    ///   a chunk latency only to learn that;
+    /// - on a thread of its own, if the CPUs would do all that is left before the
+    ///   model's transfers of the small sample alone are done: its sample would end
+    ///   the loop later than the CPUs would without it.
+    ///
+    /// It trains on the small sample alone (the large one is modeled, see
     /// [`Transfers`]) unless that gave no model.
     pub(crate) fn want(
         &self,
@@ -277,8 +300,7 @@ impl BoardSizer {
             self.one_thread,
             self.cpus > 0,
         ) {
-            let typical = self.node_now.as_ref().and_then(|n| n.cpu_typical_item_s);
-            match typical.filter(|t| t.is_finite() && *t > 0.0) {
+            match self.cpu_typical_s {
                 None => {
                     self.waiting.set(true);
                     return None;
@@ -294,6 +316,26 @@ impl BoardSizer {
             }
         }
         let Some(model) = self.model() else {
+            // On a thread of its own, before its first chunk: a sample that ends after
+            // the CPUs would have done everything only holds the loop's end.
+            if let (Some(t), false, true, 0) =
+                (self.transfers, self.one_thread, self.cpus > 0, self.taken)
+            {
+                let Some(item_s) = self.cpu_typical_s else {
+                    self.waiting.set(true);
+                    return None;
+                };
+                let left = self.n.saturating_sub(handed_out);
+                let cpus_s = left as f64 * item_s / self.cpus as f64;
+                if cpus_s < t.small.seconds {
+                    self.stopped.set(Some(Stop::Outlasted {
+                        left,
+                        sample_s: t.small.seconds,
+                        cpus_s,
+                    }));
+                    return None;
+                }
+            }
             // Buffers that hold no more than the small sample: chunks of one size fit
             // no line, so the board takes that size throughout (it would otherwise
             // wait for a model that never comes).
@@ -533,6 +575,15 @@ impl BoardSizer {
                 "never trained: the model's transfers alone cost the PE's thread {:.2} us an iteration at the largest chunk, the CPU {:.2} us",
                 us(driver_item_s),
                 us(cpu_item_s)
+            ),
+            Stop::Outlasted {
+                left,
+                sample_s,
+                cpus_s,
+            } => format!(
+                "never trained: the CPUs do the {left} iterations left in {:.2} us, before the model's transfers of a training sample alone ({:.2} us)",
+                us(cpus_s),
+                us(sample_s)
             ),
             Stop::Tail {
                 left,
@@ -865,12 +916,9 @@ mod tests {
     /// The model's price of 100 iterations' transfers (1 ms) and of the largest
     /// chunk's (`largest`: iterations, seconds), and how much of each holds the
     /// driver's thread (`held`).
-    /// The one-thread driver says what the CPU path typically takes an iteration.
+    /// The driver says what the CPU path typically takes an iteration.
     fn typical_cpu(s: &mut BoardSizer, item_s: Option<f64>) {
-        s.set_node_now(NodeNow {
-            cpu_typical_item_s: item_s,
-            ..NodeNow::default()
-        });
+        s.set_cpu_typical(item_s);
     }
 
     fn priced(largest: (u64, f64), held: (f64, f64)) -> Transfers {
@@ -1207,6 +1255,64 @@ mod tests {
             one_thread(1, Some(priced(f64::NAN))).want(0.0, None, 0),
             Some(100)
         );
+    }
+
+    #[test]
+    fn on_its_own_thread_a_board_whose_sample_outlasts_the_cpus_never_trains() {
+        // The model prices the small sample's transfers (100 iterations) at 3 ms.
+        let transfers = Transfers {
+            small: Sample {
+                items: 100,
+                seconds: 3e-3,
+            },
+            ..priced((1000, 20e-3), (3e-3, 20e-3))
+        };
+        let own_thread = |cpus: u64, n: u64| {
+            BoardSizer::new(
+                (100, 400),
+                rho95(),
+                (0, 1, cpus),
+                false,
+                1000,
+                n,
+                SharedTraining::default(),
+            )
+            .with_transfers(Some(transfers))
+        };
+        // It waits for the CPU's typical time, then stops: 2 CPUs at 10 us an
+        // iteration do the 500 left (of 1000, 500 handed out) in 2.5 ms.
+        let mut s = own_thread(2, 1000);
+        assert_eq!(s.want(0.0, None, 500), None);
+        assert!(s.waiting() && !s.stopped());
+        typical_cpu(&mut s, Some(10e-6));
+        assert_eq!(s.want(0.0, None, 500), None);
+        assert!(s.stopped() && !s.waiting());
+        let why = s.stop_reason().unwrap();
+        assert!(
+            why.contains("never trained") && why.contains("500 iterations"),
+            "{why}"
+        );
+        // With 700 left (3.5 ms for the CPUs) it trains, on the small sample.
+        let mut s = own_thread(2, 1000);
+        typical_cpu(&mut s, Some(10e-6));
+        assert_eq!(s.want(0.0, None, 300), Some(100));
+        // Once it has taken a chunk the rule is behind it (a later take does not
+        // wait for, or weigh, the CPU's time).
+        s.took(600);
+        s.set_cpu_typical(None);
+        assert_ne!(s.want(0.0, None, 400), None);
+        // Without CPUs or without a price it trains at once.
+        assert_eq!(own_thread(0, 1000).want(0.0, None, 0), Some(100));
+        let unpriced = BoardSizer::new(
+            (100, 400),
+            rho95(),
+            (0, 1, 2),
+            false,
+            1000,
+            1000,
+            SharedTraining::default(),
+        );
+        assert_eq!(unpriced.want(0.0, None, 0), Some(100));
     }
 
     #[test]
