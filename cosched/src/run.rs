@@ -653,15 +653,19 @@ fn threads<B: BoardPath>(
             .collect();
         let mut devices = Vec::new();
         let mut first_error = None;
-        if cpus {
-            match cpu_loop(ctx, cpu_sizer()) {
-                Ok(r) => devices.push(r),
-                Err(e) => first_error = Some(e),
+        {
+            // Whatever ends the CPU loop (its end, an error, a panic of the CPU path
+            // unwinding through here), or if there is none, a board waiting for its
+            // time waits no longer: the scope joins the board threads before it
+            // passes a panic on.
+            let _done = CpuDone(&ctx.cpu_done);
+            if cpus {
+                match cpu_loop(ctx, cpu_sizer()) {
+                    Ok(r) => devices.push(r),
+                    Err(e) => first_error = Some(e),
+                }
             }
         }
-        // Whatever ended the CPU loop (or if there is none), a board waiting for its
-        // time waits no longer.
-        ctx.cpu_done.store(true, Ordering::Release);
         for t in threads {
             match t.join() {
                 Ok(Ok(r)) => devices.push(r),
@@ -695,6 +699,15 @@ fn cpu_loop(ctx: &Ctx<'_>, mut sizer: CpuSizer) -> Result<DeviceReport> {
         }
     }
     Ok(report)
+}
+
+/// Sets `Ctx::cpu_done` when dropped.
+struct CpuDone<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for CpuDone<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 /// How long a board thread that waits for the CPU path's typical time sleeps between

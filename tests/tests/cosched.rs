@@ -183,6 +183,44 @@ fn a_board_is_weighed_against_the_cpus_typical_time_not_its_first_call() {
 }
 
 #[test]
+fn a_cpu_path_that_panics_ends_the_job_while_a_board_waits_for_its_time() {
+    // Wall clock, novo-g, a loop long enough that the boards would train: each board
+    // thread waits for the CPU loop's typical time before its first chunk, and the
+    // CPU path panics in its first call. The panic ends the CPU loop; the waiting
+    // boards must stop waiting, so that the PE's panic ends the job (and the
+    // launcher names the PE), not the job's timeout.
+    let env = [
+        ("SHMEMPLUS_FPGAS", "2"),
+        ("SHMEMPLUS_CLOCK", "wall"),
+        ("SHMEMPLUS_PROFILE", "novo-g"),
+    ];
+    let started = std::time::Instant::now();
+    let r = run_with(
+        PE,
+        2,
+        Some(1),
+        &["cosched", "4000", "cpu-panics", "job", "priced-cold-cpu"],
+        &env,
+    );
+    assert!(
+        matches!(r.outcome, JobOutcome::PeFailed { .. }),
+        "{}",
+        dump(&r)
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "took {:?}\n{}",
+        started.elapsed(),
+        dump(&r)
+    );
+    assert!(
+        r.stderr.iter().any(|e| e.contains("the CPU path panics")),
+        "{}",
+        dump(&r)
+    );
+}
+
+#[test]
 fn with_inputs_staged_in_the_background_every_board_samples_while_the_cpu_runs() {
     // novo-g, 2 boards per node, virtual time: the boards' inputs (16 KiB images) go
     // out with put_nbi and their kernels start at the delivery. Both boards begin

@@ -132,12 +132,15 @@ pub(crate) enum Fail {
     One,
     /// Every board, on its first chunk (the loop then runs on the CPUs only).
     All,
+    /// No board: the CPU path panics in its first call (the job must end, not hang:
+    /// a board may be waiting for the CPU's typical time).
+    CpuPanics,
 }
 
 impl BoardPath for Boards<'_> {
     fn start(&self, board: u32, range: Range<u64>) -> Result<BoardRun, String> {
         let fails = match self.fail {
-            Fail::Nothing => false,
+            Fail::Nothing | Fail::CpuPanics => false,
             Fail::One => {
                 board == 1
                     && self.shmem.my_pe() == 0
@@ -213,6 +216,9 @@ pub(crate) fn cosched(
     };
     let first_call = std::sync::atomic::AtomicBool::new(cold_cpu);
     let cpu = |range: Range<u64>| {
+        if fail == Fail::CpuPanics {
+            panic!("the CPU path panics, as asked (cpu-panics)");
+        }
         if first_call.swap(false, Ordering::Relaxed) {
             shmem.advance(CPU_FIRST_USE);
         }
@@ -339,7 +345,7 @@ pub(crate) fn cosched(
     }
     let failed = report.devices.iter().filter(|d| d.failed.is_some()).count();
     let want_failed = match fail {
-        Fail::Nothing => 0,
+        Fail::Nothing | Fail::CpuPanics => 0,
         Fail::One => usize::from(me == 0 && shmem.fpgas() > 1),
         Fail::All => usize::from(drives_boards) * shmem.fpgas() as usize,
     };

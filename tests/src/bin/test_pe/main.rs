@@ -122,6 +122,7 @@ fn main() -> ExitCode {
                 let fail = match args.get(2).map(String::as_str) {
                     Some("fail") => cosched::Fail::One,
                     Some("fail-all") => cosched::Fail::All,
+                    Some("cpu-panics") => cosched::Fail::CpuPanics,
                     _ => cosched::Fail::Nothing,
                 };
                 let scope = match args.get(3).map(String::as_str) {
