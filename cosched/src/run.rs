@@ -539,8 +539,11 @@ struct Ctx<'a> {
     /// chunks (f64 bits, 0 until known; `PerItem::typical`), which a board waits for
     /// before it trains (`BoardSizer::want`).
     cpu_typical_s: AtomicU64,
-    /// Wall-clock driver only: the CPU path has stopped taking (the pool was empty,
-    /// or it failed): a board that waits for its typical time waits no longer.
+    /// Wall-clock driver only: this PE's CPU loop has ended, whatever ended it (the
+    /// pool was empty, an error, a panic), or there is none: a board that waits for
+    /// its typical time waits no longer. Set once, by `CpuDone`'s drop; a board
+    /// thread looks at it every `CPU_TYPICAL_POLL` while it waits, so it stops
+    /// waiting at most that long after the CPU loop ends.
     cpu_done: std::sync::atomic::AtomicBool,
 }
 
