@@ -109,12 +109,18 @@ fn on_one_driver_thread_the_cpu_waits_for_the_samples_before_its_first_chunk() {
 /// A `cosched` job of `n` iterations with priced transfers (`priced`: the mode's
 /// variant) on novo-g: 2 PEs on 2 nodes of 2 boards, virtual clock.
 fn novo_g_job(n: &str, priced: &str) -> shmemplus_cli::launcher::JobReport {
+    novo_g_on("virtual", n, "none", priced)
+}
+
+/// `cosched` on 2 nodes of novo-g with 2 boards each, one PE per node, one pool for
+/// the job, on `clock`.
+fn novo_g_on(clock: &str, n: &str, fail: &str, priced: &str) -> shmemplus_cli::launcher::JobReport {
     let env = [
         ("SHMEMPLUS_FPGAS", "2"),
-        ("SHMEMPLUS_CLOCK", "virtual"),
+        ("SHMEMPLUS_CLOCK", clock),
         ("SHMEMPLUS_PROFILE", "novo-g"),
     ];
-    run_with(PE, 2, Some(1), &["cosched", n, "none", "job", priced], &env)
+    run_with(PE, 2, Some(1), &["cosched", n, fail, "job", priced], &env)
 }
 
 #[test]
@@ -145,8 +151,8 @@ fn with_priced_transfers_a_board_trains_on_one_chunk() {
 
 #[test]
 fn a_board_is_weighed_against_the_cpus_typical_time_not_its_first_call() {
-    // novo-g, 16 KiB images: the CPU takes 20 us an image, less than the boards'
-    // modeled DMA, but its first call 2 ms more (a loop's first piece pays first-use
+    // novo-g, 16 KiB images: the CPU takes 10 us an image, a fifth of the boards'
+    // modeled DMA (about 50 us), but its first call 2 ms more (a loop's first piece pays first-use
     // costs). Weighed against that first piece, the boards trained, paying a DMA
     // latency for a sample and then taking what the CPU would have done faster (the
     // 2D FFT on novo-g: a pass 10 ms longer); against the CPU's typical time none
@@ -159,22 +165,11 @@ fn a_board_is_weighed_against_the_cpus_typical_time_not_its_first_call() {
     }
     // On the wall clock each board has a thread of its own and the CPU path has
     // another, so a board's transfers do not hold the CPU; but a loop the two CPUs
-    // finish (60 images, about 1 ms) before a training sample's modeled DMA alone
-    // (about 2 ms) would end with the sample instead. A board that trained at once
+    // finish (30 images: 0.1-0.5 ms of sleeps) before a training sample's modeled DMA
+    // alone (2.4 ms) would end with the sample instead. A board that trained at once
     // (as before) held the loop's end for it; the 2D FFT on novo-g: 1.24-1.52x the
     // best split. Each board waits for the CPU's typical time and does not train.
-    let env = [
-        ("SHMEMPLUS_FPGAS", "2"),
-        ("SHMEMPLUS_CLOCK", "wall"),
-        ("SHMEMPLUS_PROFILE", "novo-g"),
-    ];
-    let r = run_with(
-        PE,
-        2,
-        Some(1),
-        &["cosched", "60", "none", "job", "priced-cold-cpu"],
-        &env,
-    );
+    let r = novo_g_on("wall", "30", "none", "priced-cold-cpu");
     all_ok(&r);
     for (pe, out) in r.stdout.iter().enumerate() {
         let line = format!("PE {pe}: no board trained");
@@ -189,19 +184,8 @@ fn a_cpu_path_that_panics_ends_the_job_while_a_board_waits_for_its_time() {
     // CPU path panics in its first call. The panic ends the CPU loop; the waiting
     // boards must stop waiting, so that the PE's panic ends the job (and the
     // launcher names the PE), not the job's timeout.
-    let env = [
-        ("SHMEMPLUS_FPGAS", "2"),
-        ("SHMEMPLUS_CLOCK", "wall"),
-        ("SHMEMPLUS_PROFILE", "novo-g"),
-    ];
     let started = std::time::Instant::now();
-    let r = run_with(
-        PE,
-        2,
-        Some(1),
-        &["cosched", "4000", "cpu-panics", "job", "priced-cold-cpu"],
-        &env,
-    );
+    let r = novo_g_on("wall", "4000", "cpu-panics", "priced-cold-cpu");
     assert!(
         matches!(r.outcome, JobOutcome::PeFailed { .. }),
         "{}",

@@ -46,7 +46,7 @@ const IMAGES_MAX_CHUNK: u64 = 1024;
 const CPU_IMAGE: Duration = Duration::from_micros(200);
 /// With `priced-cold-cpu`: the CPU's time per image, below the modeled DMA's, and
 /// what its first call costs beyond it.
-const CPU_IMAGE_FAST: Duration = Duration::from_micros(20);
+const CPU_IMAGE_FAST: Duration = Duration::from_micros(10);
 const CPU_FIRST_USE: Duration = Duration::from_millis(2);
 
 /// The stand-in kernel: `args[0]` iterations, no computation, RATSS time
@@ -394,6 +394,11 @@ fn no_board_trains(shmem: &Shmem, report: &shmemplus_cosched::Report) -> Result<
     for d in &report.devices {
         if let Device::Board { .. } = d.device {
             let why = d.stopped.as_deref().unwrap_or("");
+            println!(
+                "PE {me}: {}: {}",
+                d.device,
+                if why.is_empty() { "took nothing" } else { why }
+            );
             let said = why.contains("never trained") || (!reason_needed && why.is_empty());
             if d.items > 0 || !said {
                 return Err(format!(
