@@ -913,14 +913,14 @@ mod tests {
         2e-3 + items as f64 * 1e-5
     }
 
-    /// The model's price of 100 iterations' transfers (1 ms) and of the largest
-    /// chunk's (`largest`: iterations, seconds), and how much of each holds the
-    /// driver's thread (`held`).
     /// The driver says what the CPU path typically takes an iteration.
     fn typical_cpu(s: &mut BoardSizer, item_s: Option<f64>) {
         s.set_cpu_typical(item_s);
     }
 
+    /// The model's price of 100 iterations' transfers (1 ms) and of the largest
+    /// chunk's (`largest`: iterations, seconds), and how much of each holds the
+    /// driver's thread (`held`).
     fn priced(largest: (u64, f64), held: (f64, f64)) -> Transfers {
         Transfers {
             small: Sample {
