@@ -108,6 +108,14 @@ fn on_one_driver_thread_the_cpu_waits_for_the_samples_before_its_first_chunk() {
 
 /// A `cosched` job of `n` iterations with priced transfers (`priced`: the mode's
 /// variant) on novo-g: 2 PEs on 2 nodes of 2 boards, virtual clock.
+/// Every PE printed "PE <its rank>: `what`".
+fn every_pe_says(r: &shmemplus_cli::launcher::JobReport, what: &str) {
+    for (pe, out) in r.stdout.iter().enumerate() {
+        let line = format!("PE {pe}: {what}");
+        assert!(out.contains(&line), "{line}\n{}", dump(r));
+    }
+}
+
 fn novo_g_job(n: &str, priced: &str) -> shmemplus_cli::launcher::JobReport {
     novo_g_on("virtual", n, "none", priced)
 }
@@ -152,17 +160,14 @@ fn with_priced_transfers_a_board_trains_on_one_chunk() {
 #[test]
 fn a_board_is_weighed_against_the_cpus_typical_time_not_its_first_call() {
     // novo-g, 16 KiB images: the CPU takes 10 us an image, a fifth of the boards'
-    // modeled DMA (about 50 us), but its first call 2 ms more (a loop's first piece pays first-use
-    // costs). Weighed against that first piece, the boards trained, paying a DMA
-    // latency for a sample and then taking what the CPU would have done faster (the
-    // 2D FFT on novo-g: a pass 10 ms longer); against the CPU's typical time none
-    // takes an image.
+    // modeled DMA (about 50 us), but its first call 2 ms more (a loop's first piece
+    // pays first-use costs). Weighed against that first piece, the boards trained,
+    // paying a DMA latency for a sample and then taking what the CPU would have done
+    // faster (the 2D FFT on novo-g: a pass 10 ms longer); against the CPU's typical
+    // time none takes an image.
     let r = novo_g_job("4000", "priced-cold-cpu");
     all_ok(&r);
-    for (pe, out) in r.stdout.iter().enumerate() {
-        let line = format!("PE {pe}: no board trained");
-        assert!(out.contains(&line), "{line}\n{}", dump(&r));
-    }
+    every_pe_says(&r, "no board trained");
     // On the wall clock each board has a thread of its own and the CPU path has
     // another, so a board's transfers do not hold the CPU; but a loop the two CPUs
     // finish (30 images: 0.1-0.5 ms of sleeps) before a training sample's modeled DMA
@@ -171,10 +176,7 @@ fn a_board_is_weighed_against_the_cpus_typical_time_not_its_first_call() {
     // best split. Each board waits for the CPU's typical time and does not train.
     let r = novo_g_on("wall", "30", "none", "priced-cold-cpu");
     all_ok(&r);
-    for (pe, out) in r.stdout.iter().enumerate() {
-        let line = format!("PE {pe}: no board trained");
-        assert!(out.contains(&line), "wall clock: {line}\n{}", dump(&r));
-    }
+    every_pe_says(&r, "no board trained");
 }
 
 #[test]
@@ -213,10 +215,7 @@ fn with_inputs_staged_in_the_background_every_board_samples_while_the_cpu_runs()
     // first production chunk, so that chunk is sized knowing the CPU's speed.
     let r = novo_g_job("4000", "priced-background");
     all_ok(&r);
-    for (pe, out) in r.stdout.iter().enumerate() {
-        let line = format!("PE {pe}: 2 boards sampled");
-        assert!(out.contains(&line), "{line}\n{}", dump(&r));
-    }
+    every_pe_says(&r, "2 boards sampled");
 }
 
 #[test]
