@@ -55,9 +55,20 @@ pub(crate) struct DeadlinePlan<'a> {
     pub(crate) others_rate: f64,
 }
 
+/// What a node finishes by a deadline in a [`DeadlinePlan`].
+#[derive(Debug, Clone, Copy)]
+struct Finished {
+    /// Iterations, every device's.
+    items: f64,
+    /// The iterations of the board being served.
+    mine: f64,
+    /// The iterations of the driver's own CPU path (0 without it).
+    own_cpu: f64,
+}
+
 impl DeadlinePlan<'_> {
-    /// Iterations the node finishes by `e` seconds from now, and this board's share.
-    fn finished_by(&self, e: f64) -> (f64, f64) {
+    /// What the node finishes by `e` seconds from now.
+    fn finished_by(&self, e: f64) -> Finished {
         let chunk_by =
             |start: f64| ((e - start - self.board.latency_s) / self.board.item_s).max(0.0);
         let staging = |c: f64| {
@@ -80,15 +91,38 @@ impl DeadlinePlan<'_> {
             items += c;
             thread += staging(c);
         }
-        if let Some(t) = self.own_cpu_item_s {
-            items += (e - thread - self.node.cpu_start_s).max(0.0) / t;
+        let own_cpu = self
+            .own_cpu_item_s
+            .map_or(0.0, |t| (e - thread - self.node.cpu_start_s).max(0.0) / t);
+        Finished {
+            items: items + own_cpu + self.others_rate * e,
+            mine,
+            own_cpu,
         }
-        (items + self.others_rate * e, mine)
     }
 
     /// This board's chunk in the plan (at least 1); `None` if the numbers are not
     /// usable (not finite, or a board that does no work).
     pub(crate) fn first_chunk(&self) -> Option<u64> {
+        let mine = self.finished_by(self.deadline()?).mine;
+        // Rounded up, but not for the bisection's last 32nd. `as` saturates, and NaN
+        // gives 0.
+        Some(((mine - 1.0 / 32.0).ceil() as u64).max(1))
+    }
+
+    /// What the plan saves the node by counting the driver's own CPU path: the
+    /// iterations the CPU runs by the deadline, as the node's boards (this one, the
+    /// queued and the busy ones, alike) would have run them, in seconds. `None` as
+    /// for `first_chunk`.
+    pub(crate) fn own_cpu_saves_s(&self) -> Option<f64> {
+        let boards = 1.0 + f64::from(self.node.queued) + self.node.busy.len() as f64;
+        let own_cpu = self.finished_by(self.deadline()?).own_cpu;
+        Some(own_cpu * self.board.item_s / boards)
+    }
+
+    /// The plan's deadline: seconds from now at which the node has finished what is
+    /// left (within a 32nd of an iteration's time); `None` as for `first_chunk`.
+    pub(crate) fn deadline(&self) -> Option<f64> {
         let usable = |x: f64| x.is_finite() && x >= 0.0;
         if !(usable(self.left)
             && usable(self.board.latency_s)
@@ -115,16 +149,13 @@ impl DeadlinePlan<'_> {
                 break;
             }
             let mid = 0.5 * (lo + hi);
-            if self.finished_by(mid).0 >= self.left {
+            if self.finished_by(mid).items >= self.left {
                 hi = mid;
             } else {
                 lo = mid;
             }
         }
-        let mine = self.finished_by(hi).1;
-        // Rounded up, but not for the bisection's last 32nd. `as` saturates, and NaN
-        // gives 0.
-        Some(((mine - 1.0 / 32.0).ceil() as u64).max(1))
+        Some(hi)
     }
 }
 
@@ -180,6 +211,32 @@ mod tests {
     }
 
     #[test]
+    fn what_the_own_cpu_saves_is_its_iterations_on_the_node_boards() {
+        // Boards of 10 s an iteration whose staging costs nothing; the thread's CPU
+        // 40 s an iteration, 400 left. One board: the deadline e with e / 10 +
+        // e / 40 = 400 is 3200 s, by which the CPU runs 80, 800 s of the board.
+        let alone = NodeNow::default();
+        let mut p = plan(10.0, 0.0, 400.0, &alone);
+        assert_eq!(p.own_cpu_saves_s(), Some(0.0));
+        p.own_cpu_item_s = Some(40.0);
+        let saves = p.own_cpu_saves_s().unwrap();
+        assert!((saves - 800.0).abs() < 1.0, "{saves}");
+        // Four boards (three queued): e / 10 * 4 + e / 40 = 400, e = 941.2 s, the
+        // CPU's 23.5 iterations are 235 s of one board, 58.8 s of the node's four.
+        let four = NodeNow {
+            queued: 3,
+            ..NodeNow::default()
+        };
+        let mut p = plan(10.0, 0.0, 400.0, &four);
+        p.own_cpu_item_s = Some(40.0);
+        let saves = p.own_cpu_saves_s().unwrap();
+        assert!((saves - 58.8).abs() < 0.5, "{saves}");
+        // Numbers the plan cannot use: none.
+        p.left = f64::NAN;
+        assert_eq!(p.own_cpu_saves_s(), None);
+    }
+
+    #[test]
     fn a_deadline_plan_counts_busy_boards_and_the_cpus() {
         let alone = NodeNow::default();
         assert_eq!(plan(10.0, 0.0, 400.0, &alone).first_chunk(), Some(400));
@@ -228,13 +285,13 @@ mod tests {
             let (mut lo, mut hi) = (0.0, p.board.seconds(p.left.ceil() as u64));
             for _ in 0..200 {
                 let mid = 0.5 * (lo + hi);
-                if p.finished_by(mid).0 >= p.left {
+                if p.finished_by(mid).items >= p.left {
                     hi = mid;
                 } else {
                     lo = mid;
                 }
             }
-            (p.finished_by(hi).1.ceil() as u64).max(1)
+            (p.finished_by(hi).mine.ceil() as u64).max(1)
         };
         let busy = NodeNow {
             queued: 2,

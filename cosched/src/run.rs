@@ -326,6 +326,10 @@ where
             .collect::<Result<_>>()?,
         None => vec![None; my_boards as usize],
     };
+    // A CPU's first chunk, before its speed is known: FastFit's default small
+    // sample, whatever the boards' samples (an application's larger ones, chosen for
+    // a measurable kernel slope, would hold a short loop's CPU for its whole length).
+    let cpu_first = (n / workers.saturating_mul(64)).min(samples.0).max(1);
     let board_sizer = |board: u32| {
         BoardSizer::new(
             board_samples,
@@ -338,11 +342,8 @@ where
         )
         .with_transfers(transfers.get(board as usize).copied().flatten())
         .with_node_boards(u64::from(my_boards))
+        .with_cpu_first(cpu_first)
     };
-    // A CPU's first chunk, before its speed is known: FastFit's default small
-    // sample, whatever the boards' samples (an application's larger ones, chosen for
-    // a measurable kernel slope, would hold a short loop's CPU for its whole length).
-    let cpu_first = (n / workers.saturating_mul(64)).min(samples.0).max(1);
     let cpu_sizer = || {
         CpuSizer::new(cpu_first, options.cpu_chunk_s, workers, n).with_boards(BoardsSeen {
             boards: boards_in_pool,

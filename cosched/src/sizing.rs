@@ -27,7 +27,12 @@
 //!   With the communication model's price of its transfers (`Options::board_bytes`),
 //!   a board on that one thread does not even train when the transfers alone cost the
 //!   thread as much per iteration as the CPU path. A loop may start trained, from an
-//!   earlier loop's lines (`Options::trained`). Right after training, what the boards
+//!   earlier loop's lines (`Options::trained`). Until a CPU has run a chunk it counts
+//!   for nothing in a share or a plan, so a board leaves each CPU of the loop its
+//!   first chunk: the CPU is measured in the loop, and counts from then on. On the
+//!   one thread, before its first piece of a loop, the driver's own CPU is left out
+//!   of the plan when it would save the node less than twice the start-up cost it
+//!   has still to pay. Right after training, what the boards
 //!   share is no more than what every node's training leaves (`round_left`). A board
 //!   whose buffers hold no more than the small sample takes that size throughout,
 //!   untrained (chunks of one size fit no line).
@@ -153,6 +158,9 @@ pub(crate) struct BoardSizer {
     /// The driver's CPU's iterations taken (`NodeNow::cpu_taken`) at this board's
     /// last take.
     cpu_taken_at_take: u64,
+    /// A CPU's first chunk (`with_cpu_first`): what the board leaves each CPU of
+    /// the loop while no CPU has been measured.
+    cpu_first: u64,
     /// The loop's length.
     n: u64,
 }
@@ -221,8 +229,17 @@ impl BoardSizer {
             node_now: None,
             cpu_typical_s: None,
             cpu_taken_at_take: 0,
+            cpu_first: 0,
             n,
         }
+    }
+
+    /// Says how many iterations a CPU's first chunk is (`CpuSizer::new`'s `first`).
+    /// A board sized while no CPU has been measured leaves that many for each CPU of
+    /// the loop (see [`BoardSizer::want`]).
+    pub(crate) fn with_cpu_first(mut self, cpu_first: u64) -> Self {
+        self.cpu_first = cpu_first;
+        self
     }
 
     /// Gives the sizer the communication model's price of this board's transfers
@@ -400,16 +417,29 @@ impl BoardSizer {
                 cpu_rate.max(0.0) * model.item_s,
             ),
         };
-        let left = self.n.saturating_sub(handed_out);
+        // The CPUs' seconds per iteration: the CPU path's own on a shared thread,
+        // else the measured rate's; `None` while this PE's CPU has run no chunk.
+        let cpu_s = cpu_item_s
+            .filter(|&t| t > 0.0)
+            .or((cpu_rate > 0.0).then(|| 1.0 / cpu_rate));
+        // A CPU not measured yet counts for nothing in the share and the plan below,
+        // and the boards would take all that is left: in the FFT's passes on native,
+        // whose board samples are due too soon for the CPU's first piece to run
+        // before them (`run::waiting_for_samples`), the CPU never ran a row, in
+        // either pass, where the best static split puts 10-20% of the rows on it.
+        // So the boards leave each CPU its first chunk: the CPU is measured in this
+        // loop, and counts in the chunks after (and in the loops that start from this
+        // one's lines).
+        let reserved = match (cpu_s, self.cpus > 0) {
+            (None, true) => self.cpus.saturating_mul(self.cpu_first),
+            _ => 0,
+        };
+        let left = self.n.saturating_sub(handed_out).saturating_sub(reserved);
         // The tail: a chunk of any size ends on the board no sooner than its
         // latency, so when the job's CPUs do all that is left in less, whatever the
         // board took would end the loop later (and the share below would still
         // give it an iteration: a row of the FFT cost a 12 us kernel where the CPU
-        // takes 3). The CPUs' seconds per iteration: the CPU path's own on a shared
-        // thread, else the measured rate's.
-        let cpu_s = cpu_item_s
-            .filter(|&t| t > 0.0)
-            .or((cpu_rate > 0.0).then(|| 1.0 / cpu_rate));
+        // takes 3).
         if let (Some(t), true) = (cpu_s, self.cpus > 0) {
             // On a shared thread, plus the start-up cost the CPU path has still to pay.
             let start_s = match (&self.node_now, cpu_item_s) {
@@ -436,7 +466,7 @@ impl BoardSizer {
         // moment ago, come out of it). Later the others are amid chunks like this
         // one's last, and what is left now is what remains to share: without this cap
         // the last round's first takers would each take what was left a round ago.
-        let round_left = self.round_left();
+        let round_left = self.round_left().saturating_sub(reserved);
         let mut share = share_of(round_left);
         if self.production {
             share = share.min(share_of(left));
@@ -474,6 +504,7 @@ impl BoardSizer {
                 own_cpu_item_s: cpu_item_s.filter(|&t| t > 0.0 && node_cpus > 0.0),
                 others_rate: (node_cpus - 1.0).max(0.0) * cpu_rate.max(0.0),
             };
+            let plan = without_a_cpu_not_worth_its_start(plan);
             // The plan leans on the lines fitted from the small training chunks.
             // Where the communication model prices the transfers, the driver's
             // line is known to be mostly transfers, and a thread that the staging
@@ -503,6 +534,16 @@ impl BoardSizer {
             if let Some(first) = plan.first_chunk() {
                 chunk = fastfit.min(first).min(bound).min(self.max);
             }
+        }
+        // The CPUs' first chunks stay theirs whatever the rounding above (the plan's
+        // last board of four took the one row left for the FFT's CPU). With nothing
+        // else left, the board waits for them.
+        if reserved > 0 {
+            if left == 0 {
+                self.waiting.set(true);
+                return None;
+            }
+            chunk = chunk.min(left);
         }
         // On a shared thread, a chunk that costs the thread more per iteration than
         // the CPU path would is not worth taking.
@@ -712,6 +753,42 @@ impl BoardSizer {
             service_s: self.service_s,
             second_sample_modeled: second_modeled,
         })
+    }
+}
+
+/// How many times its start-up cost the driver's own CPU must save the node to take
+/// part in a plan before its first piece of the loop
+/// ([`without_a_cpu_not_worth_its_start`]): once for the cost itself, once for how
+/// much it and the CPU's time per iteration vary from loop to loop.
+const CPU_START_MARGIN: f64 = 2.0;
+
+/// `plan`, or the same plan without the driver's own CPU path when that CPU, before
+/// its first piece of the loop, saves the node less than [`CPU_START_MARGIN`] times
+/// the start-up cost it has still to pay (`NodeNow::cpu_start_s`): what it saves is
+/// what its iterations by the plan's deadline would have cost the node's boards,
+/// shared among them ([`DeadlinePlan::own_cpu_saves_s`]).
+///
+/// The plan counts that cost, but the cost varies by its own size from loop to loop
+/// (the FFT's first row after a corner turn: 2-28 us), and so does the CPU's time
+/// per iteration early in a loop (the FFT's trained loops: 1.9-6.9 us a row); a CPU
+/// that saves little runs its last iterations after the boards have ended, and the
+/// loop ends with them. In the FFT on native (a row: 0.5 us on a board, 2-5 us on
+/// the CPU's thread), trained, with 2 boards per node the CPU's 15-26 of a PE's 256
+/// rows saved the boards 5-7 us (1-1.4x its start-up cost) and the passes took
+/// 1.37x the best split's with them, 1.17x without; with 4 boards (5-14 rows, 1-2
+/// us) 1.6x against 1.3x. With one board its 35-55 rows save 18-29 us (4-8x) and
+/// the passes took 1.08-1.14x against 1.19x.
+fn without_a_cpu_not_worth_its_start(plan: DeadlinePlan<'_>) -> DeadlinePlan<'_> {
+    let start_s = plan.node.cpu_start_s;
+    if plan.own_cpu_item_s.is_none() || start_s <= 0.0 {
+        return plan;
+    }
+    match plan.own_cpu_saves_s() {
+        Some(saves_s) if saves_s < CPU_START_MARGIN * start_s => DeadlinePlan {
+            own_cpu_item_s: None,
+            ..plan
+        },
+        _ => plan,
     }
 }
 
@@ -1087,6 +1164,79 @@ mod tests {
                 && why.contains("latency (2000.00 us)"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_board_leaves_cpus_not_measured_yet_their_first_chunks() {
+        let training = SharedTraining::default();
+        let mut s = board(0, 1, 2, &training).with_cpu_first(5);
+        train(&mut s, 999_500);
+        s.took(500);
+        // Two CPUs that have run nothing count for nothing in the share, and would
+        // be left nothing: the board leaves each its first chunk of 5.
+        assert_eq!(s.want(0.0, None, 999_500), Some(490));
+        // Once they are measured (10^4 items/s each) nothing is set aside: the
+        // share counts them, 460 / (1 + 2e4 * 1e-5) = 383.3.
+        assert_eq!(s.want(1e4, None, 999_500), Some(384));
+        // The rounding of a share does not eat into what is left aside: with 12
+        // left the board takes 2 (its share alone would be all 12).
+        assert_eq!(s.want(0.0, None, 999_988), Some(2));
+        // With only that left, the board waits for the CPUs (it does not stop, and
+        // the driver does not take the pool for empty).
+        assert_eq!(s.want(0.0, None, 999_990), None);
+        assert!(s.waiting() && !s.stopped());
+        // Without CPUs, or with a CPU's own time known on a shared thread, nothing
+        // is set aside.
+        let mut alone = board(0, 1, 0, &training).with_cpu_first(5);
+        alone.took(500);
+        assert_eq!(alone.want(0.0, None, 999_990), Some(10));
+        assert_eq!(s.want(0.0, Some(1e-3), 999_500), Some(500));
+    }
+
+    #[test]
+    fn a_driver_cpu_that_saves_less_than_twice_its_start_up_cost_sits_out() {
+        // One board and its driver's CPU on one thread, trained: the board 2 ms +
+        // 10 us an iteration, its staging and fetching 0.1 ms + 1 us of the thread.
+        // 1000 left; the CPU path 100 us an iteration.
+        let sizer = |start_s: f64| {
+            let training = SharedTraining::default();
+            let mut s = BoardSizer::new(
+                (100, 400),
+                rho95(),
+                (0, 1, 1),
+                true,
+                u64::MAX,
+                1500,
+                training,
+            );
+            s.set_node_now(NodeNow::default());
+            s.took(1400);
+            s.done(100, seconds(100));
+            s.cost_driver(100, 1e-4 + 100.0 * 1e-6);
+            s.took(1000);
+            s.done(400, seconds(400));
+            s.cost_driver(400, 1e-4 + 400.0 * 1e-6);
+            s.set_node_now(NodeNow {
+                cpu_start_s: start_s,
+                ..NodeNow::default()
+            });
+            s
+        };
+        // No start-up cost due: the plan counts the CPU at 1 ms an iteration, which
+        // runs about 10 while the board runs the rest (2 ms + 10 us c, less the
+        // thread's 0.1 ms + 1 us c of staging and fetching): the board takes 990.
+        let take = |start_s: f64| sizer(start_s).want(0.0, Some(1e-3), 500);
+        assert_eq!(take(0.0), Some(990));
+        // Those 10 iterations save the board 0.1 ms. A start-up cost of 40 us still
+        // due (less than half of that) leaves the CPU in the plan; one of 60 us
+        // takes it out, and the board takes all 1000.
+        assert_eq!(take(4e-5), Some(990));
+        assert_eq!(take(6e-5), Some(1000));
+        // A CPU of 100 us an iteration runs about 100 and saves 1 ms: it stays in
+        // with a start-up cost of 0.2 ms, not with 0.5 ms.
+        let fast = |start_s: f64| sizer(start_s).want(0.0, Some(1e-4), 500).unwrap();
+        assert!((890..=910).contains(&fast(2e-4)), "{}", fast(2e-4));
+        assert_eq!(fast(5e-4), 1000);
     }
 
     #[test]
