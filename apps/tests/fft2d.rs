@@ -302,28 +302,7 @@ fn fastfit_reports_every_device_of_both_passes() {
     // clock: the text report has a line per CPU and board, and --devices writes one
     // timeline of both passes whose chunks hold every row twice, each device's spans
     // adding up to its count, the column pass's chunks after the row pass's.
-    let dir = scratch("fft2d-devices");
-    let file = dir.join("devices.json");
-    let shape = Shape {
-        n: 2,
-        pes_per_node: Some(1),
-        env: vec![("SHMEMPLUS_FPGAS", "2"), ("SHMEMPLUS_CLOCK", "virtual")],
-    };
-    let file_arg = file.display().to_string();
-    let r = job(
-        FFT2D,
-        &shape,
-        &[
-            "--size",
-            "128",
-            "--schedule",
-            "fastfit",
-            "--verify",
-            "--devices",
-            &file_arg,
-        ],
-    );
-    let out = verified(&r, "fastfit --devices");
+    let (out, text) = fastfit_timeline("fft2d-devices", "2", &["--size", "128"]);
     assert!(
         out.lines()
             .any(|l| l.starts_with("device") && l.contains("rows")),
@@ -335,7 +314,6 @@ fn fastfit_reports_every_device_of_both_passes() {
             "{device}\n{out}"
         );
     }
-    let text = std::fs::read_to_string(&file).unwrap();
     let timeline: serde_json::Value = serde_json::from_str(&text).unwrap();
     let devices = timeline["devices"].as_array().unwrap();
     assert_eq!(devices.len(), 2 + 2 * 2, "{text}");
@@ -356,10 +334,37 @@ fn fastfit_reports_every_device_of_both_passes() {
     // The row pass's chunks all end before the column pass's start (the corner turn
     // lies between): some instant splits them into two groups of 128 rows.
     assert!(column_pass_start(spans, 128).is_some(), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
     // Not for a static run.
-    let r = job(FFT2D, &shape, &["--size", "128", "--devices", &file_arg]);
+    let r = job(
+        FFT2D,
+        &virtual_pes("2"),
+        &["--size", "128", "--devices", "devices.json"],
+    );
     failed_with(&r, "--devices applies to --schedule fastfit or oracle");
+}
+
+/// 2 PEs of one node each under virtual time, with `boards` boards per node.
+fn virtual_pes(boards: &str) -> Shape<'_> {
+    Shape {
+        n: 2,
+        pes_per_node: Some(1),
+        env: vec![("SHMEMPLUS_FPGAS", boards), ("SHMEMPLUS_CLOCK", "virtual")],
+    }
+}
+
+/// A verified `fft2d --schedule fastfit --devices FILE` run with `args` on
+/// [`virtual_pes`]`(boards)`, in scratch directory `name`: its text report and the
+/// timeline's JSON text.
+fn fastfit_timeline(name: &str, boards: &str, args: &[&str]) -> (String, String) {
+    let dir = scratch(name);
+    let file = dir.join("devices.json").display().to_string();
+    let mut all = vec!["--schedule", "fastfit", "--verify", "--devices", &file];
+    all.extend_from_slice(args);
+    let r = job(FFT2D, &virtual_pes(boards), &all);
+    let out = verified(&r, &format!("fastfit --devices {args:?}"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (out, text)
 }
 
 /// A device's chunks in a `--devices` timeline: (start, end, rows).
@@ -399,31 +404,11 @@ fn fastfit_measures_every_cpu_in_the_row_pass() {
     // CPU: no CPU ran a row in either pass (at 1024 x 1024 the best static split
     // puts 10-20% of them there). The board leaves each CPU its first chunk: every
     // PE's CPU runs a row in the row pass.
-    let dir = scratch("fft2d-cpu-measured");
-    let file = dir.join("devices.json");
-    let shape = Shape {
-        n: 2,
-        pes_per_node: Some(1),
-        env: vec![("SHMEMPLUS_FPGAS", "1"), ("SHMEMPLUS_CLOCK", "virtual")],
-    };
-    let file_arg = file.display().to_string();
-    let r = job(
-        FFT2D,
-        &shape,
-        &[
-            "--size",
-            "256",
-            "--schedule",
-            "fastfit",
-            "--cpu-ns-per-point",
-            "5",
-            "--verify",
-            "--devices",
-            &file_arg,
-        ],
+    let (_, text) = fastfit_timeline(
+        "fft2d-cpu-measured",
+        "1",
+        &["--size", "256", "--cpu-ns-per-point", "5"],
     );
-    verified(&r, "fastfit, 1 board");
-    let text = std::fs::read_to_string(&file).unwrap();
     let timeline: serde_json::Value = serde_json::from_str(&text).unwrap();
     let devices = timeline["devices"].as_array().unwrap();
     let all: Vec<_> = devices.iter().flat_map(spans_of).collect();
@@ -436,7 +421,6 @@ fn fastfit_measures_every_cpu_in_the_row_pass() {
             .sum();
         assert!(in_row_pass >= 1, "no row pass row on {d}\n{text}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

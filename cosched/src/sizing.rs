@@ -1022,6 +1022,30 @@ mod tests {
         s.done(400, seconds(400));
     }
 
+    /// One board and its driver's CPU on one thread, a loop of `n`, the board
+    /// trained on 100 (taken first) and 400 (taken with `left_at_take` left): a
+    /// chunk takes 2 ms and 10 us an iteration, of which its staging and fetching
+    /// hold the thread 0.1 ms and 1 us an iteration.
+    fn one_board_and_its_cpu(n: u64, left_at_take: u64) -> BoardSizer {
+        let mut s = BoardSizer::new(
+            (100, 400),
+            rho95(),
+            (0, 1, 1),
+            true,
+            u64::MAX,
+            n,
+            SharedTraining::default(),
+        );
+        s.set_node_now(NodeNow::default());
+        s.took(n - 100);
+        s.done(100, seconds(100));
+        s.cost_driver(100, 1e-4 + 100.0 * 1e-6);
+        s.took(left_at_take);
+        s.done(400, seconds(400));
+        s.cost_driver(400, 1e-4 + 400.0 * 1e-6);
+        s
+    }
+
     #[test]
     fn a_board_trains_then_takes_the_model_chunk_within_its_share() {
         let training = SharedTraining::default();
@@ -1195,27 +1219,9 @@ mod tests {
 
     #[test]
     fn a_driver_cpu_that_saves_less_than_twice_its_start_up_cost_sits_out() {
-        // One board and its driver's CPU on one thread, trained: the board 2 ms +
-        // 10 us an iteration, its staging and fetching 0.1 ms + 1 us of the thread.
-        // 1000 left; the CPU path 100 us an iteration.
+        // One board and its driver's CPU on one thread, trained, 1000 left.
         let sizer = |start_s: f64| {
-            let training = SharedTraining::default();
-            let mut s = BoardSizer::new(
-                (100, 400),
-                rho95(),
-                (0, 1, 1),
-                true,
-                u64::MAX,
-                1500,
-                training,
-            );
-            s.set_node_now(NodeNow::default());
-            s.took(1400);
-            s.done(100, seconds(100));
-            s.cost_driver(100, 1e-4 + 100.0 * 1e-6);
-            s.took(1000);
-            s.done(400, seconds(400));
-            s.cost_driver(400, 1e-4 + 400.0 * 1e-6);
+            let mut s = one_board_and_its_cpu(1500, 1000);
             s.set_node_now(NodeNow {
                 cpu_start_s: start_s,
                 ..NodeNow::default()
@@ -1280,26 +1286,7 @@ mod tests {
         // ms + 1 us of the thread). Its first production chunk is its part of what
         // was left at its last take (500), less what the CPU took since: with 50
         // taken, the plan is the one for 450 left.
-        let sizer = |left_at_take: u64| {
-            let training = SharedTraining::default();
-            let mut s = BoardSizer::new(
-                (100, 400),
-                rho95(),
-                (0, 1, 1),
-                true,
-                u64::MAX,
-                1000,
-                training,
-            );
-            s.set_node_now(NodeNow::default());
-            s.took(900);
-            s.done(100, seconds(100));
-            s.cost_driver(100, 1e-4 + 100.0 * 1e-6);
-            s.took(left_at_take);
-            s.done(400, seconds(400));
-            s.cost_driver(400, 1e-4 + 400.0 * 1e-6);
-            s
-        };
+        let sizer = |left_at_take: u64| one_board_and_its_cpu(1000, left_at_take);
         let now = |cpu_taken: u64| NodeNow {
             cpu_taken,
             ..NodeNow::default()
