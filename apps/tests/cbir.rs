@@ -357,6 +357,9 @@ fn the_oracle_reports_every_split_and_the_best_as_total() {
     assert_eq!(json["total_s"].as_f64().unwrap(), best);
     assert!(json["static_s"].as_f64().unwrap() > 0.0);
     assert!(json["fastfit_s"].as_f64().unwrap() > 0.0);
+    // What FastFit put on the CPUs, within the images.
+    let on_cpus = json["fastfit_images_on_cpus"].as_u64().unwrap();
+    assert!(on_cpus <= json["images"].as_u64().unwrap(), "{on_cpus}");
 }
 
 #[test]

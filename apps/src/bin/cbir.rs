@@ -373,6 +373,10 @@ struct Report {
     static_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fastfit_s: Option<f64>,
+    /// Under the oracle: the images FastFit's run put on the CPUs (the job's), to set
+    /// beside the best split's share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fastfit_images_on_cpus: Option<u32>,
     top: Vec<Hit>,
     planted: Option<Vec<u32>>,
     ground_truth_ok: Option<bool>,
@@ -426,6 +430,7 @@ impl Report {
             sweep: Vec::new(),
             static_s: None,
             fastfit_s: None,
+            fastfit_images_on_cpus: None,
             top,
             planted: source.planted().map(<[u32]>::to_vec),
             ground_truth_ok: None,
@@ -760,6 +765,7 @@ fn run_oracle(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<(
         best.report.schedule = Schedule::Oracle;
         best.report.sweep = sweep;
         best.report.static_s = default_static.map(|r| r.report.total_s);
+        best.report.fastfit_images_on_cpus = fastfit.as_ref().map(|r| r.report.images_on_cpus);
         best.report.fastfit_s = fastfit.map(|r| r.report.total_s);
         conclude(
             args,
@@ -1560,7 +1566,10 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
             line(l);
         }
         if let Some(l) = vs("fastfit", r.fastfit_s) {
-            line(l);
+            match r.fastfit_images_on_cpus {
+                Some(on_cpus) => line(format!("{l}; {on_cpus} images on the CPUs")),
+                None => line(l),
+            }
         }
     }
     if !r.devices.is_empty() {

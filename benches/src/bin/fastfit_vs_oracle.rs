@@ -23,6 +23,9 @@
 //! - `FF/split`: FastFit over *the* best split, the one whose median over the reps is
 //!   the lowest (column `split`, its share of the work on the CPUs), run by run. This
 //!   is the brute-force static split a user would deploy, timed as often as FastFit.
+//! - `FF cpu`: the share of the work FastFit's timed run put on the CPUs (median),
+//!   beside the best split's: CBIR's images on all CPUs, the FFT's rows on PE 0's
+//!   CPU (both passes).
 //! - `FF/split IQR`: the lower and upper quartiles of those run-by-run ratios (nearest
 //!   rank), so that a median near a target says whether the runs agree on it.
 //! - `FF/static`: FastFit over the static split with the assumed speed ratio. A `true`
@@ -44,6 +47,8 @@ struct Times {
     best: f64,
     fixed: f64,
     fastfit: f64,
+    /// The share of the work FastFit put on the CPUs.
+    fastfit_cpu_share: f64,
     /// Every static split's time, by its share of the work on the CPUs.
     sweep: Vec<(f64, f64)>,
     /// The FFT only: the row and column passes without the corner turns.
@@ -177,6 +182,7 @@ fn run_once(
             .ok_or_else(|| format!("the job's JSON has no number {name:?}"))
     };
     Ok(Times {
+        fastfit_cpu_share: fastfit_cpu_share(&v, s.app)?,
         best: field(if s.app == App::Cbir {
             "total_s"
         } else {
@@ -202,6 +208,31 @@ fn run_once(
             })
         },
     })
+}
+
+/// The share of the work FastFit's run put on the CPUs, from an oracle job's JSON:
+/// CBIR's images on all CPUs (`fastfit_images_on_cpus` of `images`), the FFT's rows
+/// on PE 0's CPU in both passes (`fastfit_rows`). Errors if absent or out of range.
+fn fastfit_cpu_share(v: &serde_json::Value, app: App) -> Result<f64, String> {
+    let number = |at: &str| {
+        v.pointer(at)
+            .and_then(serde_json::Value::as_f64)
+            .ok_or_else(|| format!("the job's JSON has no number {at}"))
+    };
+    let (on_cpus, of) = match app {
+        App::Cbir => (number("/fastfit_images_on_cpus")?, number("/images")?),
+        App::Fft2d => {
+            let cpu = number("/fastfit_rows/cpu")?;
+            (cpu, cpu + number("/fastfit_rows/boards")?)
+        }
+    };
+    let usable = of.is_finite() && of > 0.0 && (0.0..=of).contains(&on_cpus);
+    if !usable {
+        return Err(format!(
+            "the job's JSON says FastFit ran {on_cpus} of {of} items on the CPUs"
+        ));
+    }
+    Ok(on_cpus / of)
 }
 
 /// The oracle's `sweep`: (CPU share, seconds) of every split, in order.
@@ -279,7 +310,7 @@ fn main() -> Result<(), String> {
             "  FF/passes  FFt/passes"
         };
         println!(
-            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>8} {:>12} {:>10}{passes}",
+            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8} {:>12} {:>10}{passes}",
             "profile",
             "boards",
             "assume",
@@ -288,6 +319,7 @@ fn main() -> Result<(), String> {
             "FastFit ms",
             "FF/best",
             "split",
+            "FF cpu",
             "FF/split",
             "FF/split IQR",
             "FF/static"
@@ -305,6 +337,7 @@ fn main() -> Result<(), String> {
                     (m(&|t| t.fastfit / t.best), m(&|t| t.fastfit / t.fixed));
                 let split = best_split(&runs)?;
                 let split_share = runs[0].sweep[split].0;
+                let ff_cpu = m(&|t| t.fastfit_cpu_share);
                 let (split_s, vs_split) = (
                     m(&|t| t.sweep[split].1),
                     m(&|t| t.fastfit / t.sweep[split].1),
@@ -341,6 +374,7 @@ fn main() -> Result<(), String> {
                             "best_s": best, "static_s": fixed, "fastfit_s": ff,
                             "fastfit_over_best": vs_best, "fastfit_over_static": vs_static,
                             "best_split_cpu_share": split_share, "best_split_s": split_s,
+                            "fastfit_cpu_share": ff_cpu,
                             "fastfit_over_best_split": vs_split,
                             "fastfit_over_best_split_quartiles": [q1, q3],
                             "fastfit_over_best_split_passes": vs_split_passes,
@@ -354,7 +388,7 @@ fn main() -> Result<(), String> {
                     };
                     let iqr = format!("{q1:.3}-{q3:.3}");
                     println!(
-                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {vs_split:>8.3} {iqr:>12} {vs_static:>10.3}{passes}",
+                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {ff_cpu:>6.2} {vs_split:>8.3} {iqr:>12} {vs_static:>10.3}{passes}",
                         best * 1e3,
                         fixed * 1e3,
                         ff * 1e3
@@ -379,6 +413,45 @@ mod tests {
         assert_eq!(quartiles(vec![2.5]), (2.5, 2.5));
         // Five runs: the 2nd and 4th smallest.
         assert_eq!(quartiles(vec![5.0, 1.0, 4.0, 2.0, 3.0]), (2.0, 4.0));
+    }
+
+    #[test]
+    fn fastfit_s_cpu_share_is_read_and_checked() {
+        let json = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+        let cbir = json(r#"{"images": 2000, "fastfit_images_on_cpus": 100}"#);
+        assert_eq!(fastfit_cpu_share(&cbir, App::Cbir), Ok(0.05));
+        let fft = json(r#"{"fastfit_rows": {"cpu": 64, "boards": 448}}"#);
+        assert_eq!(fastfit_cpu_share(&fft, App::Fft2d), Ok(0.125));
+        for (bad, app, needle) in [
+            (
+                r#"{"images": 2000}"#,
+                App::Cbir,
+                "no number /fastfit_images_on_cpus",
+            ),
+            (
+                r#"{"images": 0, "fastfit_images_on_cpus": 0}"#,
+                App::Cbir,
+                "0 of 0",
+            ),
+            (
+                r#"{"images": 10, "fastfit_images_on_cpus": 11}"#,
+                App::Cbir,
+                "11 of 10",
+            ),
+            (
+                r#"{"fastfit_rows": {"cpu": -1, "boards": 4}}"#,
+                App::Fft2d,
+                "-1 of 3",
+            ),
+            (
+                r#"{"fastfit_rows": {"cpu": 1}}"#,
+                App::Fft2d,
+                "fastfit_rows/boards",
+            ),
+        ] {
+            let e = fastfit_cpu_share(&json(bad), app).unwrap_err();
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
     }
 
     #[test]
