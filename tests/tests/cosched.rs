@@ -169,12 +169,19 @@ fn a_board_is_weighed_against_the_cpus_typical_time_not_its_first_call() {
     all_ok(&r);
     every_pe_says(&r, "no board trained");
     // On the wall clock each board has a thread of its own and the CPU path has
-    // another, so a board's transfers do not hold the CPU; but a loop the two CPUs
-    // finish (30 images: 0.1-0.5 ms of sleeps) before a training sample's modeled DMA
-    // alone (2.4 ms) would end with the sample instead. A board that trained at once
-    // (as before) held the loop's end for it; the 2D FFT on novo-g: 1.24-1.52x the
-    // best split. Each board waits for the CPU's typical time and does not train.
-    let r = novo_g_on("wall", "30", "none", "priced-cold-cpu");
+    // another, so a board's transfers do not hold the CPU; but a loop the CPUs
+    // finish before a training sample's modeled DMA alone (2.4 ms) would end with the
+    // sample instead. A board that trained at once (as before) held the loop's end
+    // for it; the 2D FFT on novo-g: 1.24-1.52x the best split. Each board waits for
+    // the CPU's typical time first. Here the loop is 3 images: each PE's CPU takes
+    // one (its first call sleeps 2 ms) and one of them the last, so no CPU loop has
+    // the two later pieces a typical time needs, and the boards wait until the loop
+    // has ended, whatever the host's load; the boards of the code before took their
+    // samples during those first calls. (With 30 images the check was timing's: the
+    // CPUs' part outlasted the sample once a 10 us sleep took 170 us, and a CI run
+    // beside the test made it 210 us. The rule itself is the sizer's unit test
+    // `on_its_own_thread_a_board_whose_sample_outlasts_the_cpus_never_trains`.)
+    let r = novo_g_on("wall", "3", "none", "priced-cold-cpu");
     all_ok(&r);
     every_pe_says(&r, "no board trained");
 }
