@@ -104,20 +104,24 @@ impl DeadlinePlan<'_> {
     /// This board's chunk in the plan (at least 1); `None` if the numbers are not
     /// usable (not finite, or a board that does no work).
     pub(crate) fn first_chunk(&self) -> Option<u64> {
-        let mine = self.finished_by(self.deadline()?).mine;
-        // Rounded up, but not for the bisection's last 32nd. `as` saturates, and NaN
-        // gives 0.
-        Some(((mine - 1.0 / 32.0).ceil() as u64).max(1))
+        Some(self.chunk_by(self.deadline()?))
     }
 
-    /// What the plan saves the node by counting the driver's own CPU path: the
-    /// iterations the CPU runs by the deadline, as the node's boards (this one, the
-    /// queued and the busy ones, alike) would have run them, in seconds. `None` as
-    /// for `first_chunk`.
-    pub(crate) fn own_cpu_saves_s(&self) -> Option<f64> {
+    /// This board's chunk in the plan of deadline `e` (from [`DeadlinePlan::deadline`]),
+    /// at least 1.
+    pub(crate) fn chunk_by(&self, e: f64) -> u64 {
+        let mine = self.finished_by(e).mine;
+        // Rounded up, but not for the bisection's last 32nd. `as` saturates, and NaN
+        // gives 0.
+        ((mine - 1.0 / 32.0).ceil() as u64).max(1)
+    }
+
+    /// What the plan of deadline `e` saves the node by counting the driver's own
+    /// CPU path: the iterations the CPU runs by `e`, as the node's boards (this one,
+    /// the queued and the busy ones, alike) would have run them, in seconds.
+    pub(crate) fn own_cpu_saves_by(&self, e: f64) -> f64 {
         let boards = 1.0 + f64::from(self.node.queued) + self.node.busy.len() as f64;
-        let own_cpu = self.finished_by(self.deadline()?).own_cpu;
-        Some(own_cpu * self.board.item_s / boards)
+        self.finished_by(e).own_cpu * self.board.item_s / boards
     }
 
     /// The plan's deadline: seconds from now at which the node has finished what is
@@ -217,9 +221,10 @@ mod tests {
         // e / 40 = 400 is 3200 s, by which the CPU runs 80, 800 s of the board.
         let alone = NodeNow::default();
         let mut p = plan(10.0, 0.0, 400.0, &alone);
-        assert_eq!(p.own_cpu_saves_s(), Some(0.0));
+        let saves_s = |p: &DeadlinePlan<'_>| p.deadline().map(|e| p.own_cpu_saves_by(e));
+        assert_eq!(saves_s(&p), Some(0.0));
         p.own_cpu_item_s = Some(40.0);
-        let saves = p.own_cpu_saves_s().unwrap();
+        let saves = saves_s(&p).unwrap();
         assert!((saves - 800.0).abs() < 1.0, "{saves}");
         // Four boards (three queued): e / 10 * 4 + e / 40 = 400, e = 941.2 s, the
         // CPU's 23.5 iterations are 235 s of one board, 58.8 s of the node's four.
@@ -229,11 +234,11 @@ mod tests {
         };
         let mut p = plan(10.0, 0.0, 400.0, &four);
         p.own_cpu_item_s = Some(40.0);
-        let saves = p.own_cpu_saves_s().unwrap();
+        let saves = saves_s(&p).unwrap();
         assert!((saves - 58.8).abs() < 0.5, "{saves}");
-        // Numbers the plan cannot use: none.
+        // Numbers the plan cannot use: no deadline.
         p.left = f64::NAN;
-        assert_eq!(p.own_cpu_saves_s(), None);
+        assert_eq!(saves_s(&p), None);
     }
 
     #[test]

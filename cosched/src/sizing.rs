@@ -504,7 +504,6 @@ impl BoardSizer {
                 own_cpu_item_s: cpu_item_s.filter(|&t| t > 0.0 && node_cpus > 0.0),
                 others_rate: (node_cpus - 1.0).max(0.0) * cpu_rate.max(0.0),
             };
-            let plan = without_a_cpu_not_worth_its_start(plan);
             // The plan leans on the lines fitted from the small training chunks.
             // Where the communication model prices the transfers, the driver's
             // line is known to be mostly transfers, and a thread that the staging
@@ -531,7 +530,7 @@ impl BoardSizer {
             } else {
                 share.saturating_mul(2)
             };
-            if let Some(first) = plan.first_chunk() {
+            if let Some(first) = first_chunk_weighing_own_cpu(&plan) {
                 chunk = fastfit.min(first).min(bound).min(self.max);
             }
         }
@@ -758,15 +757,17 @@ impl BoardSizer {
 
 /// How many times its start-up cost the driver's own CPU must save the node to take
 /// part in a plan before its first piece of the loop
-/// ([`without_a_cpu_not_worth_its_start`]): once for the cost itself, once for how
+/// ([`first_chunk_weighing_own_cpu`]): once for the cost itself, once for how
 /// much it and the CPU's time per iteration vary from loop to loop.
 const CPU_START_MARGIN: f64 = 2.0;
 
-/// `plan`, or the same plan without the driver's own CPU path when that CPU, before
-/// its first piece of the loop, saves the node less than [`CPU_START_MARGIN`] times
-/// the start-up cost it has still to pay (`NodeNow::cpu_start_s`): what it saves is
-/// what its iterations by the plan's deadline would have cost the node's boards,
-/// shared among them ([`DeadlinePlan::own_cpu_saves_s`]).
+/// The board's first chunk of `plan`, or of the same plan without the driver's own
+/// CPU path when that CPU, before its first piece of the loop, saves the node less
+/// than [`CPU_START_MARGIN`] times the start-up cost it has still to pay
+/// (`NodeNow::cpu_start_s`): what it saves is what its iterations by the plan's
+/// deadline would have cost the node's boards, shared among them
+/// ([`DeadlinePlan::own_cpu_saves_by`]). One bisection for a plan that keeps the
+/// CPU; `None` if the plan's numbers are not usable.
 ///
 /// The plan counts that cost, but the cost varies by its own size from loop to loop
 /// (the FFT's first row after a corner turn: 2-28 us), and so does the CPU's time
@@ -778,18 +779,18 @@ const CPU_START_MARGIN: f64 = 2.0;
 /// 1.37x the best split's with them, 1.17x without; with 4 boards (5-14 rows, 1-2
 /// us) 1.6x against 1.3x. With one board its 35-55 rows save 18-29 us (4-8x) and
 /// the passes took 1.08-1.14x against 1.19x.
-fn without_a_cpu_not_worth_its_start(plan: DeadlinePlan<'_>) -> DeadlinePlan<'_> {
+fn first_chunk_weighing_own_cpu(plan: &DeadlinePlan<'_>) -> Option<u64> {
+    let e = plan.deadline()?;
     let start_s = plan.node.cpu_start_s;
-    if plan.own_cpu_item_s.is_none() || start_s <= 0.0 {
-        return plan;
-    }
-    match plan.own_cpu_saves_s() {
-        Some(saves_s) if saves_s < CPU_START_MARGIN * start_s => DeadlinePlan {
+    let weighed = plan.own_cpu_item_s.is_some() && start_s > 0.0;
+    if weighed && plan.own_cpu_saves_by(e) < CPU_START_MARGIN * start_s {
+        let without = DeadlinePlan {
             own_cpu_item_s: None,
-            ..plan
-        },
-        _ => plan,
+            ..plan.clone()
+        };
+        return without.first_chunk();
     }
+    Some(plan.chunk_by(e))
 }
 
 /// A CPU's chunk sizes (see the module doc).
