@@ -38,8 +38,8 @@ pub(crate) struct NodeNow {
 ///   at their rate all along.
 ///
 /// What they finish grows with `e`; the deadline is the `e` at which it is the node's
-/// part of what is left, found by bisection, and this board's chunk is its share of
-/// that plan. When a kernel's iteration lasts longer than its staging (native: 7 us
+/// part of what is left, found by regula falsi ([`first_reaching`]), and this board's
+/// chunk is its share of that plan. When a kernel's iteration lasts longer than its staging (native: 7 us
 /// against 3), the chunks given one after the other shrink geometrically: the first
 /// is larger than an even share and the last, started last, is short.
 #[derive(Debug, Clone)]
@@ -111,7 +111,7 @@ impl DeadlinePlan<'_> {
     /// at least 1.
     pub(crate) fn chunk_by(&self, e: f64) -> u64 {
         let mine = self.finished_by(e).mine;
-        // Rounded up, but not for the bisection's last 32nd. `as` saturates, and NaN
+        // Rounded up, but not for the search's last 32nd. `as` saturates, and NaN
         // gives 0.
         ((mine - 1.0 / 32.0).ceil() as u64).max(1)
     }
@@ -140,27 +140,85 @@ impl DeadlinePlan<'_> {
         {
             return None;
         }
-        // By `hi` this board alone finishes everything left. The bisection stops once
-        // `hi` is within a 32nd of an iteration's time of the deadline (its chunk then
-        // within a 32nd of an iteration), not at the float's last bit: a board asks
-        // before every chunk, on the thread that drives the boards and runs the CPU
-        // path, and sixty rounds over the node's boards cost it microseconds a take
-        // (the 2D FFT's passes on native take 50-100 us).
-        let precision = self.board.item_s / 32.0;
-        let (mut lo, mut hi) = (0.0, self.board.seconds(self.left.ceil() as u64));
-        for _ in 0..60 {
-            if hi - lo <= precision {
-                break;
-            }
-            let mid = 0.5 * (lo + hi);
-            if self.finished_by(mid).items >= self.left {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        Some(hi)
+        // By `hi` this board alone finishes everything left. A board asks before
+        // every chunk, on the thread that drives the boards and runs the CPU path,
+        // so the search stops within a 32nd of an iteration (of this board's chunk),
+        // not at the float's last bit.
+        let hi = self.board.seconds(self.left.ceil() as u64);
+        Some(first_reaching(
+            |e| self.finished_by(e).items - self.left,
+            hi,
+            self.board.item_s / 32.0,
+            1.0 / 32.0,
+        ))
     }
+}
+
+/// The least `e` in `[0, hi]` at which `beyond(e) >= 0`, or a point past it by at
+/// most `precision` or at which `beyond` is at most `enough`: never a point before it.
+/// `beyond` must rise with `e` (not strictly) and be piecewise linear, as what a node
+/// finishes by a deadline beyond what is left is (each device's iterations grow
+/// linearly once it starts); `beyond(hi) >= 0` is assumed (a rounding short of 0 at
+/// `hi` returns `hi`).
+///
+/// Regula falsi, the Illinois variant (a bound kept twice in a row counts half, so
+/// that the bracket closes from both sides), with a step of `precision` past a
+/// secant that lands short: on a linear piece the secant lands on the crossing, or a
+/// rounding short of it, and the next secant would not move. A plan with three
+/// boards queued then takes about 0.15 us, where halving the bracket (about a dozen
+/// rounds, each over every board of the node) took 0.6.
+///
+/// The deadline plan's bound: this board's chunk grows by `1 / board.item_s` per
+/// second and the node's iterations at least as fast, so at a point `e` past the
+/// deadline this board's chunk is at most `beyond(e)` larger than at the deadline,
+/// and at most `(e - deadline) / board.item_s`.
+fn first_reaching(beyond: impl Fn(f64) -> f64, hi: f64, precision: f64, enough: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, hi);
+    let (beyond_lo, mut beyond_hi) = (beyond(lo), beyond(hi));
+    if beyond_lo >= 0.0 {
+        return lo;
+    }
+    if beyond_hi < 0.0 {
+        return hi;
+    }
+    // The secant's weights: the bounds' values, a kept one halved (Illinois).
+    let (mut weight_lo, mut weight_hi) = (beyond_lo, beyond_hi);
+    // Which bound the last round kept: `Some(true)` the upper one.
+    let mut kept_hi = None;
+    for _ in 0..60 {
+        if beyond_hi <= enough || hi - lo <= precision {
+            break;
+        }
+        let secant = hi - weight_hi * (hi - lo) / (weight_hi - weight_lo);
+        let e = if secant > lo && secant < hi {
+            secant
+        } else {
+            0.5 * (lo + hi)
+        };
+        let at = beyond(e);
+        if at >= 0.0 {
+            (hi, beyond_hi, weight_hi) = (e, at, at);
+            if kept_hi == Some(false) {
+                weight_lo *= 0.5;
+            }
+            kept_hi = Some(false);
+            continue;
+        }
+        (lo, weight_lo) = (e, at);
+        if kept_hi == Some(true) {
+            weight_hi *= 0.5;
+        }
+        kept_hi = Some(true);
+        let nudge = lo + precision;
+        if nudge < hi {
+            let at = beyond(nudge);
+            if at >= 0.0 {
+                return nudge;
+            }
+            (lo, weight_lo) = (nudge, at);
+        }
+    }
+    hi
 }
 
 #[cfg(test)]
@@ -283,36 +341,98 @@ mod tests {
         assert_eq!(own_cpu(1e9), Some(400));
     }
 
-    #[test]
-    fn the_bisection_stops_early_without_moving_the_chunk_by_more_than_one() {
-        // The deadline to the float's last bit, as the plan once searched it.
-        let exact = |p: &DeadlinePlan<'_>| {
-            let (mut lo, mut hi) = (0.0, p.board.seconds(p.left.ceil() as u64));
-            for _ in 0..200 {
-                let mid = 0.5 * (lo + hi);
-                if p.finished_by(mid).items >= p.left {
-                    hi = mid;
-                } else {
-                    lo = mid;
-                }
+    /// The deadline to the float's last bit, by 200 halvings, as the plan once
+    /// searched it.
+    fn exact_deadline(p: &DeadlinePlan<'_>) -> f64 {
+        let (mut lo, mut hi) = (0.0, p.board.seconds(p.left.ceil() as u64));
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if p.finished_by(mid).items >= p.left {
+                hi = mid;
+            } else {
+                lo = mid;
             }
-            (p.finished_by(hi).mine.ceil() as u64).max(1)
-        };
+        }
+        hi
+    }
+
+    #[test]
+    fn the_deadline_search_stops_early_never_before_the_deadline() {
         let busy = NodeNow {
             queued: 2,
             busy: vec![(3e-5, 60)],
             ..NodeNow::default()
         };
-        for left in [1.0, 7.0, 64.0, 255.0, 2000.0, 1e6] {
-            for staging in [0.0, 1e-7, 2e-6] {
-                let mut p = plan(5.4e-7, staging, left, &busy);
-                p.board.latency_s = 1.2e-5;
-                p.driver.latency_s = 3e-6;
-                p.own_cpu_item_s = Some(3e-6);
-                let (fast, slow) = (p.first_chunk().unwrap(), exact(&p));
-                assert!(fast.abs_diff(slow) <= 1, "left {left}: {fast} vs {slow}");
+        let idle = NodeNow {
+            queued: 3,
+            cpu_start_s: 1.5e-5,
+            ..NodeNow::default()
+        };
+        for node in [&busy, &idle] {
+            for left in [1.0, 7.0, 64.0, 255.0, 2000.0, 1e6] {
+                for staging in [0.0, 1e-7, 2e-6] {
+                    for cpu in [None, Some(3e-6), Some(1e-3)] {
+                        let mut p = plan(5.4e-7, staging, left, node);
+                        p.board.latency_s = 1.2e-5;
+                        p.driver.latency_s = 3e-6;
+                        p.own_cpu_item_s = cpu;
+                        let (found, exact) = (p.deadline().unwrap(), exact_deadline(&p));
+                        let case = format!("left {left}, staging {staging}, cpu {cpu:?}");
+                        // Never before the deadline (its bisection's last bit aside), and
+                        // this board's chunk there within a 32nd of an iteration of its
+                        // chunk at the deadline.
+                        assert!(found >= exact * (1.0 - 1e-12), "{case}: {found} < {exact}");
+                        let (mine, at_exact) =
+                            (p.finished_by(found).mine, p.finished_by(exact).mine);
+                        assert!(
+                            mine - at_exact <= 1.0 / 32.0 + 1e-9,
+                            "{case}: {mine} vs {at_exact}"
+                        );
+                        let (chunk, exact_chunk) = (p.chunk_by(found), p.chunk_by(exact));
+                        assert!(
+                            chunk.abs_diff(exact_chunk) <= 1,
+                            "{case}: {chunk} vs {exact_chunk}"
+                        );
+                    }
+                }
             }
         }
+    }
+
+    #[test]
+    fn regula_falsi_reaches_a_crossing_in_a_few_evaluations() {
+        // Counts the evaluations of `beyond`.
+        let search = |beyond: &dyn Fn(f64) -> f64, hi: f64, precision: f64| {
+            let calls = std::cell::Cell::new(0);
+            let e = first_reaching(
+                |e| {
+                    calls.set(calls.get() + 1);
+                    beyond(e)
+                },
+                hi,
+                precision,
+                1.0 / 32.0,
+            );
+            (e, calls.get())
+        };
+        // A line crossing at 3.7 on [0, 1000], to 1e-9: halving would take 40 rounds.
+        let (e, calls) = search(&|e| 2.0 * (e - 3.7), 1000.0, 1e-9);
+        assert!(
+            (3.7..=3.7 + 1e-9).contains(&e) || 2.0 * (e - 3.7) <= 1.0 / 32.0,
+            "{e}"
+        );
+        assert!(e >= 3.7, "{e}");
+        assert!(calls <= 4, "{calls} evaluations");
+        // A kink: flat until 10, then steep (a board that starts after its latency),
+        // plus a slow device all along.
+        let kinked = |e: f64| 0.01 * e + (e - 10.0).max(0.0) * 50.0 - 400.0;
+        let (e, calls) = search(&kinked, 1e4, 1e-6);
+        let crossing = (400.0 + 500.0) / 50.01;
+        assert!(e >= crossing && e - crossing <= 1e-3, "{e} vs {crossing}");
+        assert!(calls <= 10, "{calls} evaluations");
+        // Reached at 0 already; a rounding short at the upper bound.
+        assert_eq!(search(&|e| e, 5.0, 1e-3).0, 0.0);
+        assert_eq!(search(&|e| e - 5.0 - 1e-15, 5.0, 1e-3).0, 5.0);
     }
 
     #[test]

@@ -766,7 +766,7 @@ const CPU_START_MARGIN: f64 = 2.0;
 /// than [`CPU_START_MARGIN`] times the start-up cost it has still to pay
 /// (`NodeNow::cpu_start_s`): what it saves is what its iterations by the plan's
 /// deadline would have cost the node's boards, shared among them
-/// ([`DeadlinePlan::own_cpu_saves_by`]). One bisection for a plan that keeps the
+/// ([`DeadlinePlan::own_cpu_saves_by`]). One deadline search for a plan that keeps the
 /// CPU; `None` if the plan's numbers are not usable.
 ///
 /// The plan counts that cost, but the cost varies by its own size from loop to loop
