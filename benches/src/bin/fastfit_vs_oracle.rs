@@ -28,6 +28,13 @@
 //!   CPU (both passes).
 //! - `FF/split IQR`: the lower and upper quartiles of those run-by-run ratios (nearest
 //!   rank), so that a median near a target says whether the runs agree on it.
+//! - `FF/split ho`: `FF/split` held out. The best split above is chosen on the same
+//!   runs it is then compared on, and of several splits of about the same speed the
+//!   one whose runs were luckiest wins, so `FF/split` is biased against FastFit
+//!   (the winner's curse). Here the runs are two halves, at even and at odd
+//!   positions (a drift of the host's load falls on both), and each run's ratio is
+//!   taken against the split of lowest median in the *other* half: the choice and
+//!   the measure are independent. Needs two reps (`-` with one).
 //! - `FF/static`: FastFit over the static split with the assumed speed ratio. A `true`
 //!   assumption is the boards' true speed ratio; the CBIR defaults 10 and 40 are off by
 //!   2x either way (for the FFT use 5 and 20).
@@ -38,6 +45,9 @@
 //! - `FFt/passes` (the FFT only): the same for FastFit started from the lines its
 //!   timed run learned (`fft2d`'s `fastfit_trained_passes_s`: no training in either
 //!   pass, as `--trained` starts it), against the same split.
+//!
+//! The JSON also has the held-out ratios of the passes
+//! (`fastfit_over_best_split_passes_held_out`, `trained_over_best_split_passes_held_out`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -281,6 +291,38 @@ fn lowest_median(splits: usize, times: impl Fn(usize) -> Vec<f64>) -> usize {
         .map_or(0, |(i, _)| i)
 }
 
+/// `value(run) / split_time(run, s)` for every run (in order), where `s` is the split
+/// (of `splits`) whose times have the lowest median over the runs of the *other* half:
+/// the runs at even positions are measured against the odd ones' choice and the other
+/// way round, so that no run both chooses the split and is compared with it. `None`
+/// with fewer than two runs.
+fn held_out_ratios<T>(
+    runs: &[T],
+    splits: usize,
+    value: impl Fn(&T) -> f64,
+    split_time: impl Fn(&T, usize) -> f64,
+) -> Option<Vec<f64>> {
+    if runs.len() < 2 {
+        return None;
+    }
+    let choice_of_half = |parity: usize| {
+        lowest_median(splits, |i| {
+            runs.iter()
+                .skip(parity)
+                .step_by(2)
+                .map(|r| split_time(r, i))
+                .collect()
+        })
+    };
+    let chosen = [choice_of_half(0), choice_of_half(1)];
+    Some(
+        runs.iter()
+            .enumerate()
+            .map(|(k, r)| value(r) / split_time(r, chosen[1 - k % 2]))
+            .collect(),
+    )
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -310,7 +352,7 @@ fn main() -> Result<(), String> {
             "  FF/passes  FFt/passes"
         };
         println!(
-            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8} {:>12} {:>10}{passes}",
+            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>6} {:>8} {:>12} {:>11} {:>10}{passes}",
             "profile",
             "boards",
             "assume",
@@ -322,6 +364,7 @@ fn main() -> Result<(), String> {
             "FF cpu",
             "FF/split",
             "FF/split IQR",
+            "FF/split ho",
             "FF/static"
         );
     }
@@ -344,14 +387,21 @@ fn main() -> Result<(), String> {
                 );
                 let (q1, q3) =
                     quartiles(runs.iter().map(|t| t.fastfit / t.sweep[split].1).collect());
+                let held_out = held_out_ratios(
+                    &runs,
+                    runs[0].sweep.len(),
+                    |t| t.fastfit,
+                    |t, i| t.sweep[i].1,
+                )
+                .map(median);
                 // The FFT: the same ratio for the passes alone (the corner turns, the
                 // same work under every schedule, are most of its time and noise),
                 // against the split whose passes have the lowest median.
-                let (vs_split_passes, trained_vs_split_passes) = match runs
+                let passes = runs
                     .iter()
                     .map(|t| t.passes.as_ref())
-                    .collect::<Option<Vec<_>>>()
-                {
+                    .collect::<Option<Vec<_>>>();
+                let (vs_split_passes, trained_vs_split_passes) = match &passes {
                     Some(passes) => {
                         let best = lowest_median(passes[0].sweep.len(), |i| {
                             passes.iter().map(|p| p.sweep[i]).collect()
@@ -364,6 +414,16 @@ fn main() -> Result<(), String> {
                     }
                     None => (None, None),
                 };
+                // The same, held out (see `FF/split ho`).
+                let passes_held_out = |value: fn(&&Passes) -> f64| {
+                    passes.as_ref().and_then(|p| {
+                        held_out_ratios(p, p[0].sweep.len(), value, |p, i| p.sweep[i]).map(median)
+                    })
+                };
+                let (vs_split_passes_ho, trained_vs_split_passes_ho) = (
+                    passes_held_out(|p| p.fastfit),
+                    passes_held_out(|p| p.trained),
+                );
                 if s.json {
                     println!(
                         "{}",
@@ -377,6 +437,9 @@ fn main() -> Result<(), String> {
                             "fastfit_cpu_share": ff_cpu,
                             "fastfit_over_best_split": vs_split,
                             "fastfit_over_best_split_quartiles": [q1, q3],
+                            "fastfit_over_best_split_held_out": held_out,
+                            "fastfit_over_best_split_passes_held_out": vs_split_passes_ho,
+                            "trained_over_best_split_passes_held_out": trained_vs_split_passes_ho,
                             "fastfit_over_best_split_passes": vs_split_passes,
                             "trained_over_best_split_passes": trained_vs_split_passes,
                         })
@@ -387,8 +450,9 @@ fn main() -> Result<(), String> {
                         _ => String::new(),
                     };
                     let iqr = format!("{q1:.3}-{q3:.3}");
+                    let held_out = held_out.map_or_else(|| "-".to_string(), |h| format!("{h:.3}"));
                     println!(
-                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {ff_cpu:>6.2} {vs_split:>8.3} {iqr:>12} {vs_static:>10.3}{passes}",
+                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {ff_cpu:>6.2} {vs_split:>8.3} {iqr:>12} {held_out:>11} {vs_static:>10.3}{passes}",
                         best * 1e3,
                         fixed * 1e3,
                         ff * 1e3
@@ -452,6 +516,36 @@ mod tests {
             let e = fastfit_cpu_share(&json(bad), app).unwrap_err();
             assert!(e.contains(needle), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn held_out_ratios_measure_each_half_against_the_other_half_s_choice() {
+        // (FastFit, [split 0, split 1]) per run. The even runs (0 and 2) favour split
+        // 1, the odd ones (1 and 3) split 0; over all four split 1 has the lower
+        // median (1.4 against 1.5: `median` takes the upper of two middles), so it is
+        // the split `FF/split` uses, thanks to the even runs' luck.
+        let runs = [
+            (2.0, [1.5, 0.5]),
+            (2.0, [1.5, 1.6]),
+            (2.0, [1.5, 0.6]),
+            (2.0, [1.2, 1.4]),
+        ];
+        let best = lowest_median(2, |i| runs.iter().map(|r| r.1[i]).collect());
+        assert_eq!(best, 1);
+        let ratios = held_out_ratios(&runs, 2, |r| r.0, |r, i| r.1[i]).unwrap();
+        // The even runs against split 0 (the odd half's choice: 1.5 against 1.6), the
+        // odd runs against split 1 (the even half's: 0.6 against 1.5).
+        assert_eq!(ratios, vec![2.0 / 1.5, 2.0 / 1.6, 2.0 / 1.5, 2.0 / 1.4]);
+        // In sample, every run is compared with the split the even runs' luck made
+        // best: a higher median ratio (3.33 against 1.33).
+        let in_sample = median(runs.iter().map(|r| r.0 / r.1[best]).collect());
+        assert!(in_sample > 2.0 * median(ratios), "{in_sample}");
+        // Two runs: each against the other's choice. One run: nothing to hold out.
+        assert_eq!(
+            held_out_ratios(&runs[..2], 2, |r| r.0, |r, i| r.1[i]),
+            Some(vec![2.0 / 1.5, 2.0 / 1.6])
+        );
+        assert_eq!(held_out_ratios(&runs[..1], 2, |r| r.0, |r, i| r.1[i]), None);
     }
 
     #[test]
