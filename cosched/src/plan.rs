@@ -39,9 +39,10 @@ pub(crate) struct NodeNow {
 ///
 /// What they finish grows with `e`; the deadline is the `e` at which it is the node's
 /// part of what is left, found by regula falsi ([`first_reaching`]), and this board's
-/// chunk is its share of that plan. When a kernel's iteration lasts longer than its staging (native: 7 us
-/// against 3), the chunks given one after the other shrink geometrically: the first
-/// is larger than an even share and the last, started last, is short.
+/// chunk is its share of that plan. When a kernel's iteration lasts longer than its
+/// staging (native: 7 us against 3), the chunks given one after the other shrink
+/// geometrically: the first is larger than an even share and the last, started last,
+/// is short.
 #[derive(Debug, Clone)]
 pub(crate) struct DeadlinePlan<'a> {
     pub(crate) board: PipelineModel,
