@@ -151,11 +151,13 @@ fn board_loops(shmem: &Shmem, n: u64) -> Result<Report, Box<dyn std::error::Erro
     if boards == 0 {
         return Err("--boards needs boards (shmemrun --fpgas 1)".into());
     }
-    // One word per iteration of the larger loop, on each board: `add-one` adds 1 to
-    // as many words as its chunk has iterations.
-    let training_n = n / 10 + 1;
+    // The untimed loop is long enough for FastFit's two samples (a 64th of it and
+    // four times that) and a chunk after them, whatever `n`. `add-one` adds 1 to as
+    // many words as its chunk has iterations, from the first: a word per iteration
+    // of that loop on each board holds its largest chunk (the timed loop's are 1).
+    let training_n = (n / 10).max(1000);
     let words = (0..boards)
-        .map(|b| shmem.alloc::<u32>(training_n.max(1) as usize, Place::Fpga(b)))
+        .map(|b| shmem.alloc::<u32>(training_n as usize, Place::Fpga(b)))
         .collect::<Result<Vec<_>, _>>()?;
     for b in 0..boards {
         shmem.fpga_configure(b, standard_bitfile())?;
