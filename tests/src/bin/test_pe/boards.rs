@@ -281,9 +281,10 @@ pub(crate) fn staged_kernel() -> Result<(), String> {
     use shmemplus::config::ClockKind;
     use shmemplus::fpga_mock::kernels::standard_bitfile;
     use shmemplus::RmaOp;
-    // 4 MiB: on novo-g a DMA of about 14 ms, so that a caller held for it stands out
-    // from a busy host's noise on the wall clock.
-    const WORDS: usize = 1 << 20;
+    // 16 MiB: on novo-g a DMA of about 56 ms, so that a caller held for it stands out
+    // from a busy host's noise on the wall clock (with 4 MiB, 14 ms, a CI run on two
+    // cores held a `kernel_start` that does not wait 9.5 ms: preempted, not waiting).
+    const WORDS: usize = 1 << 22;
     let shmem = shmemplus::init().map_err(e2s)?;
     let me = shmem.my_pe();
     if shmem.fpgas() == 0 {
