@@ -281,7 +281,7 @@ pub(crate) fn staged_kernel() -> Result<(), String> {
     use shmemplus::config::ClockKind;
     use shmemplus::fpga_mock::kernels::standard_bitfile;
     use shmemplus::RmaOp;
-    // 16 MiB: on novo-g a DMA of about 56 ms, so that a caller held for it stands out
+    // 16 MiB: on novo-g a DMA of about 50 ms, so that a caller held for it stands out
     // from a busy host's noise on the wall clock (with 4 MiB, 14 ms, a CI run on two
     // cores held a `kernel_start` that does not wait 9.5 ms: preempted, not waiting).
     const WORDS: usize = 1 << 22;
