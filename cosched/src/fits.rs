@@ -70,6 +70,16 @@ impl LineFit {
     /// Once two sizes have been measured, the line goes through the smallest and the
     /// largest (each the mean of its chunks' times) and is final; before that, through
     /// the measured size and the modeled sample, if any.
+    ///
+    /// A smaller size that took as long as the largest or longer paid something a
+    /// pipeline does not (a first use, a stall of the host): the line then starts
+    /// from the smallest size that was faster than the largest, if there is one. On
+    /// the 2-core VM the virtual clock counts stalls of 100-300 us about once per
+    /// millisecond of computation over megabytes, and the first sample of a job's
+    /// first loop took 100-160 us where it takes 17 (the 2D FFT's 16 rows on native,
+    /// 2 of 6 jobs): through it and the 174-row chunk of 101 us that followed, the
+    /// line fell and said the board had a latency of 101 us and no cost per row,
+    /// for the rest of the loop and for the next one, which started from it.
     pub(crate) fn refit(&mut self) {
         let mean = |items: u64| {
             let times: Vec<f64> = self
@@ -90,7 +100,16 @@ impl LineFit {
             return;
         };
         if small != large {
-            let (a, b) = (mean(small), mean(large));
+            let b = mean(large);
+            let mut sizes: Vec<u64> = self.samples.iter().map(|s| s.items).collect();
+            sizes.sort_unstable();
+            sizes.dedup();
+            let a = sizes
+                .iter()
+                .filter(|&&items| items != large)
+                .map(|&items| mean(items))
+                .find(|a| a.seconds < b.seconds)
+                .unwrap_or_else(|| mean(small));
             // Unusable times (not finite, not positive) leave the node untrained: its
             // boards keep the large sample's size.
             if let Ok(model) = PipelineModel::fit(a, b) {
@@ -326,6 +345,48 @@ mod tests {
         assert!((t.per_item() - 30e-6).abs() < 1e-15, "{}", t.per_item());
         // A start that is no time is none.
         assert_eq!(PerItem::starting_at(f64::NAN).per_item(), 0.0);
+    }
+
+    fn line(chunks: &[(u64, f64)]) -> LineFit {
+        let mut line = LineFit::default();
+        for &(items, us) in chunks {
+            line.add(Sample {
+                items,
+                seconds: us * 1e-6,
+            });
+        }
+        line
+    }
+
+    #[test]
+    fn a_small_chunk_slower_than_the_largest_does_not_make_the_line() {
+        // The 2D FFT's row pass on native: 16 rows in 17 us, 64 in 43, 174 in 101.5.
+        let healthy = line(&[(16, 17.0), (64, 43.0), (174, 101.5)]);
+        let ([a, b], model) = healthy.fit.unwrap();
+        assert_eq!((a.items, b.items), (16, 174));
+        assert!((model.item_s - 84.5e-6 / 158.0).abs() < 1e-15, "{model:?}");
+        assert!(!healthy.falls());
+        // The same with the first sample stalled (139 us): the two samples alone
+        // fall (no better is known yet), the larger chunk then makes the line from
+        // the 64 rows, which were faster than it.
+        let mut stalled = line(&[(16, 139.0), (64, 43.0)]);
+        assert!(stalled.falls());
+        stalled.add(Sample {
+            items: 174,
+            seconds: 101.5e-6,
+        });
+        let ([a, b], model) = stalled.fit.unwrap();
+        assert_eq!((a.items, b.items), (64, 174));
+        assert!(!stalled.falls());
+        assert!((model.item_s - 58.5e-6 / 110.0).abs() < 1e-15, "{model:?}");
+        let latency_s = 43e-6 - 64.0 * 58.5e-6 / 110.0;
+        assert!((model.latency_s - latency_s).abs() < 1e-12, "{model:?}");
+        // Every smaller size as slow as the largest: the latency dominates what was
+        // measured, and the line falls as before.
+        let flat = line(&[(16, 3.4e3), (64, 3.3e3), (174, 3.3e3)]);
+        assert!(flat.falls());
+        let ([a, b], _) = flat.fit.unwrap();
+        assert_eq!((a.items, b.items), (16, 174));
     }
 
     #[test]
