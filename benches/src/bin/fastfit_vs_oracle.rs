@@ -49,6 +49,7 @@
 //! The JSON also has the held-out ratios of the passes
 //! (`fastfit_over_best_split_passes_held_out`, `trained_over_best_split_passes_held_out`).
 
+use shmemplus_benches::median;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -321,11 +322,6 @@ fn held_out_ratios<T>(
             .map(|(k, r)| value(r) / split_time(r, chosen[1 - k % 2]))
             .collect(),
     )
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// The lower and upper quartiles of `v` (not empty), each the value of nearest rank:

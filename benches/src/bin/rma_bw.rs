@@ -10,6 +10,7 @@
 //! the C program reads them. It must not grow figures the C program does not have.
 
 use shmemplus::Place;
+use shmemplus_benches::median;
 use std::time::Instant;
 
 const WARMUP: usize = 3;
@@ -19,11 +20,6 @@ fn env_usize(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(default)
-}
-
-fn median(t: &mut [f64]) -> f64 {
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
 }
 
 fn emit(op: &str, bytes: usize, secs: f64, moved: Option<f64>) {
@@ -47,7 +43,7 @@ fn timed(reps: usize, mut f: impl FnMut() -> shmemplus::Result<()>) -> shmemplus
             t.push(start.elapsed().as_secs_f64());
         }
     }
-    Ok(median(&mut t))
+    Ok(median(t))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
