@@ -74,7 +74,7 @@ impl LineFit {
     /// A smaller size that took as long as the largest or longer paid something a
     /// pipeline does not (a first use, a stall of the host): the line then starts
     /// from the smallest size that was faster than the largest, if there is one. On
-    /// the 2-core VM the virtual clock counts stalls of 100-300 us about once per
+    /// the 2-core VM the virtual clock counts stalls of 70-300 us about once per
     /// millisecond of computation over megabytes, and the first sample of a job's
     /// first loop took 100-160 us where it takes 17 (the 2D FFT's 16 rows on native,
     /// 2 of 6 jobs): through it and the 174-row chunk of 101 us that followed, the
