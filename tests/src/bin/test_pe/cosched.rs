@@ -31,6 +31,9 @@ use std::time::Duration;
 
 const BOARD_LATENCY_S: f64 = 2e-3;
 const BOARD_ITEM_S: f64 = 5e-6;
+/// The longest stall of the host that a timed sample may hold on the virtual clock
+/// (the longest `clock_noise` saw on the 2-core VM was 337 us).
+const HOST_STALL_S: f64 = 0.4e-3;
 const CPU_ITEM: Duration = Duration::from_micros(10);
 /// The kernel clock: 150 MHz.
 const CLOCK_HZ: f64 = 150e6;
@@ -322,7 +325,15 @@ pub(crate) fn cosched(
             }
         }
         if let (Device::Board { .. }, Some(f), true) = (d.device, &d.fit, exact) {
-            if (f.model.item_s / BOARD_ITEM_S - 1.0).abs() > 0.05 {
+            // The kernel's time is modeled, but a sample's time also holds the
+            // driver's CPU time, and with it any stall of the host that the virtual
+            // clock counts (up to about 0.3 ms on the 2-core VM: `clock_noise`): one
+            // in the small sample raises the latency by its length (CI: 2.105 ms
+            // against 2), one in either sample moves the slope by its length over
+            // the samples' difference in size.
+            let spread = f.samples[1].items.abs_diff(f.samples[0].items).max(1) as f64;
+            let item_off = (f.model.item_s - BOARD_ITEM_S).abs();
+            if item_off > 0.05 * BOARD_ITEM_S + HOST_STALL_S / spread {
                 return Err(format!(
                     "{}: the model's time per item is {:.3} us, the kernel's {} us",
                     d.device,
@@ -330,7 +341,7 @@ pub(crate) fn cosched(
                     BOARD_ITEM_S * 1e6
                 ));
             }
-            if (f.model.latency_s / BOARD_LATENCY_S - 1.0).abs() > 0.05 {
+            if (f.model.latency_s - BOARD_LATENCY_S).abs() > 0.05 * BOARD_LATENCY_S + HOST_STALL_S {
                 return Err(format!(
                     "{}: the model's latency is {:.3} ms, the kernel's {} ms",
                     d.device,
