@@ -37,13 +37,47 @@ pub(crate) struct LineFit {
 
 impl LineFit {
     /// A chunk completed: until the line is final, it is a sample; after, only if it
-    /// is larger than every chunk measured so far.
+    /// is larger than every chunk measured so far, or smaller and it took less per
+    /// iteration than the line's far end (the largest size measured), which then
+    /// leaves.
+    ///
+    /// A pipeline's time per iteration falls as its chunk grows, so a smaller chunk
+    /// that took less per iteration than the far end says the far end paid something
+    /// a pipeline does not (a stall of the host). On the 2-core VM the 2D FFT's
+    /// 64-row training sample took 90-100 us where it takes 43 in 23 of 248 row
+    /// passes: through it the board looked three times slower than it is, took
+    /// chunks of 45-49 rows (so no larger chunk ever moved the far end), and the
+    /// column pass, started from that line, began with seven chunks of one or two
+    /// rows. Chunks no larger than the smallest size do not move the far end (the
+    /// line would span too little to have a slope).
     pub(crate) fn add(&mut self, sample: Sample) {
-        if self.is_final() && self.samples.iter().any(|s| s.items >= sample.items) {
-            return;
+        if self.is_final() {
+            let sizes = self.samples.iter().map(|s| s.items);
+            let (Some(smallest), Some(far)) = (sizes.clone().min(), sizes.max()) else {
+                return;
+            };
+            if sample.items <= far {
+                let far_per_item = self.mean(far) / far as f64;
+                let faster = sample.seconds / (sample.items as f64) < far_per_item;
+                if !(smallest < sample.items && sample.items < far && faster) {
+                    return;
+                }
+                self.samples.retain(|s| s.items != far);
+            }
         }
         self.samples.push(sample);
         self.refit();
+    }
+
+    /// The mean time of the measured chunks of `items` iterations (NaN if none).
+    fn mean(&self, items: u64) -> f64 {
+        let times: Vec<f64> = self
+            .samples
+            .iter()
+            .filter(|s| s.items == items)
+            .map(|s| s.seconds)
+            .collect();
+        times.iter().sum::<f64>() / times.len() as f64
     }
 
     /// A modeled second sample (ignored once a line exists).
@@ -81,17 +115,9 @@ impl LineFit {
     /// line fell and said the board had a latency of 101 us and no cost per row,
     /// for the rest of the loop and for the next one, which started from it.
     pub(crate) fn refit(&mut self) {
-        let mean = |items: u64| {
-            let times: Vec<f64> = self
-                .samples
-                .iter()
-                .filter(|s| s.items == items)
-                .map(|s| s.seconds)
-                .collect();
-            Sample {
-                items,
-                seconds: times.iter().sum::<f64>() / times.len() as f64,
-            }
+        let mean = |items: u64| Sample {
+            items,
+            seconds: self.mean(items),
         };
         let (Some(small), Some(large)) = (
             self.samples.iter().map(|s| s.items).min(),
@@ -387,6 +413,42 @@ mod tests {
         assert!(flat.falls());
         let ([a, b], _) = flat.fit.unwrap();
         assert_eq!((a.items, b.items), (16, 174));
+    }
+
+    #[test]
+    fn a_smaller_chunk_faster_per_iteration_replaces_a_stalled_far_end() {
+        // The 2D FFT's row pass with its 64-row sample stalled (96.4 us for 43): the
+        // line says 1.64 us a row.
+        let mut l = line(&[(16, 17.9), (64, 96.4)]);
+        assert!(l.fit.unwrap().1.item_s > 1.6e-6);
+        // A chunk of 45 rows in 32.8 us (0.73 us a row against the far end's 1.5): a
+        // pipeline does not do that, so the far end leaves and the line runs from 16
+        // to 45 rows.
+        l.add(Sample {
+            items: 45,
+            seconds: 32.8e-6,
+        });
+        let ([a, b], model) = l.fit.unwrap();
+        assert_eq!((a.items, b.items), (16, 45));
+        assert!((model.item_s - 14.9e-6 / 29.0).abs() < 1e-15, "{model:?}");
+        assert!(l.is_final());
+        // A larger chunk moves the far end as before.
+        l.add(Sample {
+            items: 174,
+            seconds: 101.5e-6,
+        });
+        assert_eq!(l.fit.unwrap().0.map(|s| s.items), [16, 174]);
+        // Chunks that a pipeline could have run change nothing: smaller and slower
+        // per iteration than the far end, of the far end's size, or no larger than
+        // the smallest size (the line would have no span).
+        for (items, us) in [(45, 40.0), (174, 90.0), (16, 5.0), (8, 2.0)] {
+            let before = l.fit.unwrap();
+            l.add(Sample {
+                items,
+                seconds: us * 1e-6,
+            });
+            assert_eq!(l.fit.unwrap(), before, "{items} rows in {us} us");
+        }
     }
 
     #[test]
