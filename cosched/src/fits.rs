@@ -242,6 +242,13 @@ pub(crate) type SharedTraining = Arc<Mutex<NodeFits>>;
 ///
 /// A decision made once for the whole loop (whether a board trains at all) needs a
 /// time that one piece does not swing: [`PerItem::typical`].
+///
+/// A later piece more than [`STALL_FACTOR`] times the typical time per item is a
+/// stall (of the host, on the virtual clock: 70-300 us in a piece of a few FFT rows
+/// of 2-7 us each), not the CPU's speed: it counts towards the typical time (so that
+/// a lasting change moves it, and then the smoothed time), not the smoothed one. One
+/// such piece of 3 rows made the smoothed time 50 us a row, and the board's next
+/// chunk took 38 of the 39 rows left while the CPU waited for it.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct PerItem {
     /// The first piece's iterations and seconds.
@@ -262,6 +269,11 @@ pub(crate) struct PerItem {
 
 /// The later pieces [`PerItem::typical`] looks at.
 const TYPICAL_OF: usize = 8;
+
+/// How many times the typical time per item a later piece may take and still count
+/// in the smoothed time ([`PerItem`]): the 2D FFT's rows in trained loops took
+/// 1.9-6.9 us (3.6x), a stalled piece 14x and more.
+const STALL_FACTOR: f64 = 4.0;
 
 impl PerItem {
     /// Starting from `seconds` per item measured in an earlier loop (a trained
@@ -298,7 +310,10 @@ impl PerItem {
             self.first = Some((items, seconds));
         } else {
             let measured = seconds / items as f64;
-            self.later = Some(self.later.map_or(measured, |t| 0.5 * t + 0.5 * measured));
+            let stalled = self.typical.is_some_and(|t| measured > STALL_FACTOR * t);
+            if !stalled {
+                self.later = Some(self.later.map_or(measured, |t| 0.5 * t + 0.5 * measured));
+            }
             self.remember(measured);
         }
     }
@@ -465,11 +480,22 @@ mod tests {
         assert_eq!(t.typical(), Some(26e-6));
         t.add(1, 24e-6);
         assert_eq!(t.typical(), Some(26e-6));
-        // One slow piece among fast ones does not move it (the smoothed time is
-        // several times the typical one).
+        // One slow piece among fast ones does not move it, nor, more than four
+        // times the typical time (a stall), the smoothed time (41 us: the second
+        // piece's 90 and the later 26 and 24, each weighing half).
+        let smoothed = t.per_item();
+        assert!((smoothed - 41e-6).abs() < 1e-12, "{smoothed}");
         t.add(1, 300e-6);
         assert_eq!(t.typical(), Some(26e-6));
-        assert!(t.per_item() > 150e-6, "{}", t.per_item());
+        assert_eq!(t.per_item(), smoothed);
+        // A piece within four times it counts: 100 us (3.8x) weighs half.
+        let mut counted = t;
+        counted.add(1, 100e-6);
+        assert!(
+            (counted.per_item() - 70.5e-6).abs() < 1e-12,
+            "{}",
+            counted.per_item()
+        );
         t.add(1, 25e-6);
         assert_eq!(t.typical(), Some(26e-6));
         t.add(1, 23e-6);
