@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex};
 /// line's far end to it (the training samples are small, and on a kernel of a few
 /// microseconds' latency their slope is mostly noise: the 2D FFT's one- and four-row
 /// samples on native gave 0.17 or 1.2 us a row, its chunks of a hundred rows 0.6),
-/// and other chunks change nothing. What the boards of one
+/// and so does a smaller one that took less per iteration than the far end (which
+/// a pipeline cannot: see [`LineFit::add`]); other chunks change nothing. What the
+/// boards of one
 /// node learn together: they are alike (one bitfile, one link, one driver), so they
 /// train at once, board 0 on the small sample and the others on the large one, and
 /// the first two sizes that complete on the node fit one model for all of them (a node
