@@ -31,8 +31,8 @@ use shmemplus_benches::median;
 #[derive(clap::Parser)]
 #[command(version)]
 struct Args {
-    /// Rows each PE times.
-    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    /// Rows each PE times (at most 10 million: their times are kept, 8 bytes each).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     rows: u64,
     /// Bytes of a row (a multiple of 4, at least 64).
     #[arg(long, default_value_t = 8192)]
