@@ -267,7 +267,13 @@ pub(crate) struct PerItem {
     /// [`PerItem::typical`], kept as each piece comes: the driver reads it at every
     /// service of the boards, more often than pieces come.
     typical: Option<f64>,
+    /// [`PerItem::spread`], kept likewise.
+    spread: Option<f64>,
 }
+
+/// The later pieces [`PerItem::spread`] needs (a standard deviation of two says
+/// little).
+const SPREAD_OF: usize = 3;
 
 /// The later pieces [`PerItem::typical`] looks at.
 const TYPICAL_OF: usize = 8;
@@ -299,7 +305,11 @@ impl PerItem {
             let mut seen = self.recent;
             let seen = &mut seen[..self.recent_len];
             seen.sort_unstable_by(f64::total_cmp);
-            self.typical = Some(seen[(seen.len() - 1) / 2]);
+            let typical = seen[(seen.len() - 1) / 2];
+            self.typical = Some(typical);
+            // Sorted: the stalls are the last ones.
+            let kept = seen.partition_point(|&t| t <= STALL_FACTOR * typical);
+            self.spread = relative_deviation(&seen[..kept]).filter(|_| kept >= SPREAD_OF);
         }
     }
 
@@ -335,6 +345,17 @@ impl PerItem {
         self.typical
     }
 
+    /// How far the later pieces' times per item lie from their mean, as a fraction
+    /// of it (their standard deviation over their mean): of the last
+    /// [`TYPICAL_OF`] pieces after the first (a trained start's time counts as one),
+    /// stalls left out (see [`STALL_FACTOR`]); `None` until [`SPREAD_OF`] such
+    /// pieces. The deadline plan counts the CPU path higher the larger it is
+    /// (`plan::cpu_item_planned_s`): the 2D FFT's rows of 1.9-6.9 us spread about
+    /// 0.3-0.4, CBIR's images on novo-g (210 us each) a few hundredths.
+    pub(crate) fn spread(&self) -> Option<f64> {
+        self.spread
+    }
+
     /// Whether this loop has measured a piece (a trained start's time is not one).
     pub(crate) fn measured(&self) -> bool {
         self.first.is_some()
@@ -353,6 +374,21 @@ impl PerItem {
         let ((items, seconds), later) = (self.first?, self.later?);
         Some((seconds - items as f64 * later).max(0.0))
     }
+}
+
+/// The standard deviation of `values` over their mean (`None` for fewer than two,
+/// or a mean that is not finite and positive).
+fn relative_deviation(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if !(mean.is_finite() && mean > 0.0) {
+        return None;
+    }
+    let variance = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    Some(variance.sqrt() / mean)
 }
 
 #[cfg(test)]
@@ -466,6 +502,49 @@ mod tests {
             });
             assert_eq!(l.fit.unwrap(), before, "{items} rows in {us} us");
         }
+    }
+
+    #[test]
+    fn the_spread_is_the_later_pieces_deviation_over_their_mean_stalls_left_out() {
+        let mut t = PerItem::default();
+        // The first piece does not count; then three are needed.
+        t.add(1, 300e-6);
+        t.add(1, 2e-6);
+        t.add(1, 4e-6);
+        assert_eq!(t.spread(), None);
+        // 2, 4 and 3 us: mean 3, standard deviation sqrt(2/3).
+        t.add(1, 3e-6);
+        let expected = (2.0f64 / 3.0).sqrt() / 3.0;
+        assert!(
+            (t.spread().unwrap() - expected).abs() < 1e-12,
+            "{:?}",
+            t.spread()
+        );
+        // A stall (over four times the typical time) leaves it as it was.
+        t.add(1, 50e-6);
+        assert!(
+            (t.spread().unwrap() - expected).abs() < 1e-12,
+            "{:?}",
+            t.spread()
+        );
+        // Steady pieces: none. Only the last eight count.
+        for _ in 0..8 {
+            t.add(2, 6e-6);
+        }
+        assert_eq!(t.spread(), Some(0.0));
+        // A trained start's time counts as one piece.
+        let mut t = PerItem::starting_at(2e-6);
+        t.add(1, 9e-6);
+        t.add(1, 4e-6);
+        assert_eq!(t.spread(), None);
+        t.add(1, 3e-6);
+        assert!(
+            (t.spread().unwrap() - expected).abs() < 1e-12,
+            "{:?}",
+            t.spread()
+        );
+        assert_eq!(relative_deviation(&[1.0]), None);
+        assert_eq!(relative_deviation(&[0.0, 0.0]), None);
     }
 
     #[test]

@@ -155,6 +155,47 @@ impl DeadlinePlan<'_> {
     }
 }
 
+/// How far a deadline plan takes the driver's CPU path's time per iteration to be off,
+/// as a fraction of it, before the loop has measured its spread
+/// ([`cpu_item_planned_s`]): a trained start's time, measured on one or two rows
+/// in the 2D FFT's row pass, was off by a fifth and more.
+pub(crate) const DEFAULT_CPU_SPREAD: f64 = 0.75;
+
+/// The time per iteration at which a deadline plan counts the driver's own CPU path
+/// whose measured time is `cpu_item_s` and spread `spread` (the standard deviation of
+/// its pieces' times over their mean, `PerItem::spread`), when the node's boards
+/// together take `boards_item_s` per iteration: `t (1 + s (t - b) / (t + b))`, never
+/// less than `t`. Numbers that are not finite, or not positive (a negative spread
+/// counts as 0), leave `cpu_item_s` as it is.
+///
+/// The plan makes the node's devices end together, but its two errors do not cost
+/// the same. An iteration planned on the CPU that the CPU has not done when the
+/// boards end costs the loop a CPU iteration, or a board chunk more (its latency and
+/// the driver's service of it: 15-25 us in the 2D FFT on native); one planned on the
+/// boards that the CPU would have done costs a board iteration (a fifth of a CPU row
+/// there). And the CPU's time is the plan's least certain number: the virtual clock
+/// counts the host's stalls and cache misses as computation, and a trained start's
+/// time may rest on one or two rows. With the CPU's time off by about a fraction `s`
+/// either way, the plan that costs least counts it high, the more so the cheaper a
+/// board iteration is (a newsvendor's quantile, here in a simple form that is 1 when
+/// the boards are no faster than the CPU and `1 + s` when they are infinitely
+/// faster).
+///
+/// Measured on the FFT's trained column pass (native, 1 board per node, 4 PEs, 40
+/// jobs each, the slowest PE's pass): the CPU counted at its time, 1.5x and 2x took
+/// 164, 146 and 145 us (its rows, planned to end with the board's, ran past it, and
+/// the board took a second chunk for the rest in about 2 passes of 3). With a fixed
+/// spread of 0.75 instead of a measured one, CBIR on novo-g with 1 board per node,
+/// whose CPU takes 210 us an image steadily, put 15% of the images on the CPUs where
+/// the best split puts 20%, and took 1.03x the best split's time instead of 0.98x.
+pub(crate) fn cpu_item_planned_s(cpu_item_s: f64, boards_item_s: f64, spread: f64) -> f64 {
+    let (t, b) = (cpu_item_s, boards_item_s);
+    if !(t.is_finite() && t > 0.0 && b.is_finite() && b > 0.0 && spread.is_finite()) {
+        return cpu_item_s;
+    }
+    t * (1.0 + spread.max(0.0) * ((t - b) / (t + b)).max(0.0))
+}
+
 /// The least `e` in `[0, hi]` at which `beyond(e) >= 0`, or a point past it by at
 /// most `precision` or at which `beyond` is at most `enough`: never a point before it.
 /// `beyond` must rise with `e` (not strictly) and be piecewise linear, as what a node
@@ -243,6 +284,43 @@ mod tests {
             own_cpu_item_s: None,
             others_rate: 0.0,
         }
+    }
+
+    #[test]
+    fn the_plan_counts_a_cpu_slower_than_the_boards_high_the_more_so_the_faster_they_are() {
+        let s = DEFAULT_CPU_SPREAD;
+        let planned = |t: f64, b: f64| cpu_item_planned_s(t, b, s) / t;
+        // Boards no faster than the CPU: its time as measured.
+        assert_eq!(planned(2e-6, 2e-6), 1.0);
+        assert_eq!(planned(2e-6, 5e-6), 1.0);
+        // The FFT on native, 1 board: a row 2.5 us on the CPU, 0.55 on the board.
+        let fft = planned(2.5e-6, 0.55e-6);
+        assert!((fft - (1.0 + s * 1.95 / 3.05)).abs() < 1e-12, "{fft}");
+        assert!((1.4..1.6).contains(&fft), "{fft}");
+        // The faster the boards, the higher, up to 1 + the spread.
+        let (slow, fast) = (planned(2.5e-6, 1e-6), planned(2.5e-6, 0.1e-6));
+        assert!(
+            1.0 < slow && slow < fft && fft < fast,
+            "{slow} {fft} {fast}"
+        );
+        assert!(fast < 1.0 + s && planned(1.0, 1e-300) <= 1.0 + s);
+        // The larger the spread, the higher; none: as measured.
+        let at = |spread: f64| cpu_item_planned_s(2.5e-6, 0.55e-6, spread) / 2.5e-6;
+        assert!(
+            at(0.05) < at(0.3) && at(0.3) < at(0.75),
+            "{} {}",
+            at(0.05),
+            at(0.3)
+        );
+        assert_eq!(at(0.0), 1.0);
+        assert_eq!(at(-1.0), 1.0);
+        // Numbers that say nothing leave the time as it is.
+        assert_eq!(cpu_item_planned_s(2e-6, 0.0, s), 2e-6);
+        assert_eq!(cpu_item_planned_s(2e-6, f64::NAN, s), 2e-6);
+        assert_eq!(cpu_item_planned_s(2e-6, f64::INFINITY, s), 2e-6);
+        assert_eq!(cpu_item_planned_s(2e-6, 1e-7, f64::NAN), 2e-6);
+        assert!(cpu_item_planned_s(f64::NAN, 1e-6, s).is_nan());
+        assert_eq!(cpu_item_planned_s(0.0, 1e-6, s), 0.0);
     }
 
     #[test]

@@ -849,6 +849,7 @@ fn one_thread<B: BoardPath>(
         let cpu_now = CpuNow {
             start_s: cpu_start_due,
             typical_item_s: cpu_own.typical(),
+            spread: cpu_own.spread(),
         };
         serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_now)?;
         // A CPU chunk, in pieces with the boards served between them, no longer than
@@ -898,6 +899,7 @@ fn one_thread<B: BoardPath>(
                         let cpu_now = CpuNow {
                             start_s: 0.0,
                             typical_item_s: cpu_own.typical(),
+                            spread: cpu_own.spread(),
                         };
                         serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_now)?;
                         from = ctx.now_s();
@@ -1024,6 +1026,7 @@ fn serve_boards<B: BoardPath>(
         let slot = &mut slots[i];
         slot.sizer.set_node_now(node);
         slot.sizer.set_cpu_typical(cpu.typical_item_s);
+        slot.sizer.set_cpu_spread(cpu.spread);
         let Some(chunk) = ctx.board_take(&slot.sizer)? else {
             if slot.sizer.waiting() {
                 continue;
@@ -1068,6 +1071,8 @@ struct CpuNow {
     start_s: f64,
     /// Its typical seconds per iteration (`BoardSizer::set_cpu_typical`).
     typical_item_s: Option<f64>,
+    /// The spread of its time per iteration (`BoardSizer::set_cpu_spread`).
+    spread: Option<f64>,
 }
 
 /// The node's boards other than `slots[i]`, as its sizer's deadline plan counts

@@ -47,7 +47,7 @@
 
 use crate::fastfit::{PipelineModel, Rho, Sample};
 use crate::fits::SharedTraining;
-use crate::plan::{DeadlinePlan, NodeNow};
+use crate::plan::{cpu_item_planned_s, DeadlinePlan, NodeNow, DEFAULT_CPU_SPREAD};
 use crate::report::BoardFit;
 use std::cell::Cell;
 
@@ -155,6 +155,9 @@ pub(crate) struct BoardSizer {
     /// the driver last said (`set_cpu_typical`): what the decision to train at all
     /// goes by.
     cpu_typical_s: Option<f64>,
+    /// The spread of the CPU path's time per iteration (`fits::PerItem::spread`), as
+    /// the driver last said (`set_cpu_spread`): how high the deadline plan counts it.
+    cpu_spread: Option<f64>,
     /// The driver's CPU's iterations taken (`NodeNow::cpu_taken`) at this board's
     /// last take.
     cpu_taken_at_take: u64,
@@ -228,6 +231,7 @@ impl BoardSizer {
             waiting: Cell::new(false),
             node_now: None,
             cpu_typical_s: None,
+            cpu_spread: None,
             cpu_taken_at_take: 0,
             cpu_first: 0,
             n,
@@ -270,6 +274,13 @@ impl BoardSizer {
     /// finite or not positive: none), for the next `want`.
     pub(crate) fn set_cpu_typical(&mut self, item_s: Option<f64>) {
         self.cpu_typical_s = item_s.filter(|t| t.is_finite() && *t > 0.0);
+    }
+
+    /// The spread of the CPU path's time per iteration (`None`: not measured yet;
+    /// not finite or negative: none), for the next `want`: until there is one, the
+    /// plan takes [`DEFAULT_CPU_SPREAD`].
+    pub(crate) fn set_cpu_spread(&mut self, spread: Option<f64>) {
+        self.cpu_spread = spread.filter(|s| s.is_finite() && *s >= 0.0);
     }
 
     /// The node's model with this board's wait for its driver added to the latency:
@@ -400,10 +411,17 @@ impl BoardSizer {
             (t.driver.fit.map(|(_, line)| line), t.kernel.falls())
         };
         let cpus = self.cpus as f64;
+        // What the driver's own CPU path is counted at where this chunk is weighed
+        // against the iterations the CPU would run meanwhile: high, the more so the
+        // cheaper the node's boards' iterations (`plan::cpu_item_planned_s`).
+        let planned_cpu_item_s = cpu_item_s.filter(|&t| t > 0.0).map(|t| {
+            let spread = self.cpu_spread.unwrap_or(DEFAULT_CPU_SPREAD);
+            cpu_item_planned_s(t, model.item_s / self.node_boards as f64, spread)
+        });
         // Every board (alike) takes `c` of what was left at its last take, and the
         // CPUs run meanwhile, so that all end together:
         // boards * c + cpus * (what one CPU does while a board runs c) = left.
-        let (per_latency, per_item) = match (cpu_item_s.filter(|&t| t > 0.0), driver) {
+        let (per_latency, per_item) = match (planned_cpu_item_s, driver) {
             // One thread drives the boards and runs the CPU path: while a board runs
             // `c` (latency + c * item_s) the CPU has the thread but for the chunk's
             // staging and fetching (driver.latency + c * driver.item_s).
@@ -501,7 +519,7 @@ impl BoardSizer {
                 driver: d,
                 left: node_left,
                 node,
-                own_cpu_item_s: cpu_item_s.filter(|&t| t > 0.0 && node_cpus > 0.0),
+                own_cpu_item_s: planned_cpu_item_s.filter(|_| node_cpus > 0.0),
                 others_rate: (node_cpus - 1.0).max(0.0) * cpu_rate.max(0.0),
             };
             // The plan leans on the lines fitted from the small training chunks.
@@ -1229,21 +1247,31 @@ mod tests {
             });
             s
         };
-        // No start-up cost due: the plan counts the CPU at 1 ms an iteration, which
-        // runs about 10 while the board runs the rest (2 ms + 10 us c, less the
-        // thread's 0.1 ms + 1 us c of staging and fetching): the board takes 990.
+        // No start-up cost due: the plan counts the CPU, 1 ms an iteration, at
+        // 1.735 ms (`cpu_item_planned_s`: no spread measured yet, and the board's
+        // iterations are 100 times cheaper), at which it runs about 6 while the
+        // board runs the rest (2 ms + 10 us c, less the thread's 0.1 ms + 1 us c of
+        // staging and fetching): the board takes 994.
         let take = |start_s: f64| sizer(start_s).want(0.0, Some(1e-3), 500);
-        assert_eq!(take(0.0), Some(990));
-        // Those 10 iterations save the board 0.1 ms. A start-up cost of 40 us still
-        // due (less than half of that) leaves the CPU in the plan; one of 60 us
-        // takes it out, and the board takes all 1000.
-        assert_eq!(take(4e-5), Some(990));
-        assert_eq!(take(6e-5), Some(1000));
-        // A CPU of 100 us an iteration runs about 100 and saves 1 ms: it stays in
-        // with a start-up cost of 0.2 ms, not with 0.5 ms.
+        assert!((cpu_item_planned_s(1e-3, 1e-5, DEFAULT_CPU_SPREAD) - 1.735e-3).abs() < 1e-6);
+        assert_eq!(take(0.0), Some(994));
+        // A CPU whose pieces were measured not to spread is counted at its time:
+        // it runs about 10, the board takes 990.
+        let mut steady = sizer(0.0);
+        steady.set_cpu_spread(Some(0.0));
+        assert_eq!(steady.want(0.0, Some(1e-3), 500), Some(990));
+        steady.set_cpu_spread(Some(0.2));
+        assert_eq!(steady.want(0.0, Some(1e-3), 500), Some(991));
+        // Those 6.25 iterations save the board 62.5 us. A start-up cost of 30 us
+        // still due (less than half of that) leaves the CPU in the plan; one of 35
+        // us takes it out, and the board takes all 1000.
+        assert_eq!(take(3e-5), Some(994));
+        assert_eq!(take(3.5e-5), Some(1000));
+        // A CPU of 100 us an iteration, counted at 161 us, runs about 64 and saves
+        // 0.64 ms: it stays in with a start-up cost of 0.3 ms, not with 0.35 ms.
         let fast = |start_s: f64| sizer(start_s).want(0.0, Some(1e-4), 500).unwrap();
-        assert!((890..=910).contains(&fast(2e-4)), "{}", fast(2e-4));
-        assert_eq!(fast(5e-4), 1000);
+        assert!((930..=940).contains(&fast(3e-4)), "{}", fast(3e-4));
+        assert_eq!(fast(3.5e-4), 1000);
     }
 
     #[test]
@@ -1316,12 +1344,18 @@ mod tests {
         s.done(400, seconds(400));
         s.cost_driver(400, 1e-3 + 400.0 * 8e-6);
         s.took(10_000);
-        // A CPU item takes 100 us: while the board runs c, the CPU does
-        // (1 ms + 2 us * c) / 100 us; c + 10 + 0.02 c = 10000, c = 9784.
-        // FastFit's chunk (3800) is smaller.
+        // A CPU item takes 100 us, counted at p = 161 us (`cpu_item_planned_s`):
+        // while the board runs c, the CPU does (1 ms + 2 us * c) / p;
+        // c + 6.2 + 0.0124 c = 10000, c = 9871. FastFit's chunk (3800) is smaller.
+        let p = cpu_item_planned_s(1e-4, 1e-5, DEFAULT_CPU_SPREAD);
+        assert!((p - 1.6136e-4).abs() < 1e-8, "{p}");
         assert_eq!(s.want(0.0, Some(1e-4), 0), Some(3800));
+        // With 2000 left: c + 1e-3 / p + 2e-6 c / p = 2000, c = 1970 (1951 with
+        // the CPU counted at 100 us).
         s.took(2000);
-        assert_eq!(s.want(0.0, Some(1e-4), 0), Some(1951));
+        let share = ((2000.0 - 1e-3 / p) / (1.0 + 2e-6 / p)).ceil() as u64;
+        assert_eq!(share, 1970);
+        assert_eq!(s.want(0.0, Some(1e-4), 0), Some(share));
         assert!(!s.stopped());
         // A CPU item of 8 us: the board's share would be 1500, at which an item
         // costs the thread 1 ms / 1500 + 8 us through the board, more than on the
