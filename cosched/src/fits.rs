@@ -72,14 +72,15 @@ impl LineFit {
     }
 
     /// The mean time of the measured chunks of `items` iterations (NaN if none).
+    /// Allocates nothing, as [`LineFit::refit`]: the driver refits after every board
+    /// chunk, on the thread that serves the boards.
     fn mean(&self, items: u64) -> f64 {
-        let times: Vec<f64> = self
+        let (sum, count) = self
             .samples
             .iter()
             .filter(|s| s.items == items)
-            .map(|s| s.seconds)
-            .collect();
-        times.iter().sum::<f64>() / times.len() as f64
+            .fold((0.0, 0u32), |(sum, count), s| (sum + s.seconds, count + 1));
+        sum / f64::from(count)
     }
 
     /// A modeled second sample (ignored once a line exists).
@@ -129,15 +130,25 @@ impl LineFit {
         };
         if small != large {
             let b = mean(large);
-            let mut sizes: Vec<u64> = self.samples.iter().map(|s| s.items).collect();
-            sizes.sort_unstable();
-            sizes.dedup();
-            let a = sizes
-                .iter()
-                .filter(|&&items| items != large)
-                .map(|&items| mean(items))
-                .find(|a| a.seconds < b.seconds)
-                .unwrap_or_else(|| mean(small));
+            // The sizes below the largest, smallest first: the first faster than it.
+            let next_size = |after: u64| {
+                self.samples
+                    .iter()
+                    .map(|s| s.items)
+                    .filter(|&items| items > after && items < large)
+                    .min()
+            };
+            let mut size = Some(small);
+            let mut a = None;
+            while let Some(items) = size {
+                let at = mean(items);
+                if at.seconds < b.seconds {
+                    a = Some(at);
+                    break;
+                }
+                size = next_size(items);
+            }
+            let a = a.unwrap_or_else(|| mean(small));
             // Unusable times (not finite, not positive) leave the node untrained: its
             // boards keep the large sample's size.
             if let Ok(model) = PipelineModel::fit(a, b) {
