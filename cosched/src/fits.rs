@@ -361,8 +361,10 @@ impl PerItem {
     /// [`TYPICAL_OF`] pieces after the first (a trained start's time counts as one),
     /// stalls left out (see [`STALL_FACTOR`]); `None` until [`SPREAD_OF`] such
     /// pieces. The deadline plan counts the CPU path higher the larger it is
-    /// (`plan::cpu_item_planned_s`): the 2D FFT's rows of 1.9-6.9 us spread about
-    /// 0.3-0.4, CBIR's images on novo-g (210 us each) a few hundredths.
+    /// (`plan::cpu_item_planned_s`). Measured on the 2-core VM: the 2D FFT's one-row
+    /// pieces in its column passes (native), 0.17 in the median window of eight
+    /// (quartiles 0.11 and 0.48); CBIR's images at a loop's end (4 PEs, novo-g and
+    /// native), 0.04-0.13 in six PEs of eight, 0.23 and 0.48 in two.
     pub(crate) fn spread(&self) -> Option<f64> {
         self.spread
     }
