@@ -50,7 +50,7 @@ mod sizing;
 pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;
 pub use report::{gather, BoardFit, Device, DeviceReport, Report, Span, Timeline, Trained};
-pub use run::{run, BoardBytes, BoardPath, NoBoards, Options, Scope};
+pub use run::{run, BoardBytes, BoardPath, NoBoards, Options, Scope, CPU_FIRST_PIECE_MARGIN};
 
 /// What can go wrong in co-scheduling.
 #[derive(Debug, thiserror::Error)]

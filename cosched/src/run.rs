@@ -89,7 +89,22 @@ pub struct Options {
     /// a kernel run again (the 2D FFT's column pass after its row pass) pays its
     /// training once. `None` (the default): the boards train.
     pub trained: Option<Trained>,
+    /// The application's estimate of the CPU path's seconds per iteration, before
+    /// the loop measures it (an upper bound does; finite and > 0). On the virtual
+    /// clock's one driver thread the CPU's first piece, whose time is not known yet,
+    /// waits for a training sample due within [`CPU_FIRST_PIECE_MARGIN`] times this
+    /// estimate, and runs beside one due later: the CPU is then measured before the
+    /// node's first production chunk is sized. `None` (the default): it waits for
+    /// every sample due within a CPU chunk's time (`cpu_chunk_s`), since a first
+    /// piece of unknown length could hold the thread past the sample's DONE.
+    pub cpu_item_estimate_s: Option<f64>,
 }
+
+/// How many times the application's estimate of an iteration
+/// ([`Options::cpu_item_estimate_s`]) a training sample's DONE must still be away for
+/// the CPU's first piece to run beside it: a loop's first piece pays first-use
+/// costs (the 2D FFT's first row: 5-9 us where later ones take 1.6-2.3).
+pub const CPU_FIRST_PIECE_MARGIN: f64 = 4.0;
 
 /// Bytes a board chunk moves per iteration ([`Options::board_bytes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -133,6 +148,7 @@ impl Default for Options {
             scope: Scope::Job,
             board_bytes: None,
             trained: None,
+            cpu_item_estimate_s: None,
         }
     }
 }
@@ -186,6 +202,7 @@ where
             options.cpu_chunk_s
         )));
     }
+    let cpu_first_piece_hold_s = first_piece_hold_s(options)?;
     if n == 0 {
         return Err(Error::EmptyLoop);
     }
@@ -253,6 +270,7 @@ where
         cpu_rate: AtomicU64::new(0f64.to_bits()),
         cpu_item_s: AtomicU64::new(0f64.to_bits()),
         cpu_start_s: AtomicU64::new(0f64.to_bits()),
+        cpu_first_piece_hold_s,
         cpu_chunk_s: options.cpu_chunk_s,
         cpu_taken: AtomicU64::new(0),
         cpu_typical_s: AtomicU64::new(0f64.to_bits()),
@@ -532,6 +550,9 @@ struct Ctx<'a> {
     /// until known; see `PerItem::start_s`): a trained start's until this loop
     /// measures its own, then what `start_cost_kept` keeps of both.
     cpu_start_s: AtomicU64,
+    /// How soon a training sample's DONE must be due for the CPU's first piece to
+    /// wait for it (`first_piece_hold_s`).
+    cpu_first_piece_hold_s: f64,
     /// `Options::cpu_chunk_s`.
     cpu_chunk_s: f64,
     /// Iterations this PE's CPU path has taken in this loop so far.
@@ -839,6 +860,10 @@ fn one_thread<B: BoardPath>(
     // Each taker stops at its first empty take (the pool's overflow argument).
     let mut boards_may_take = !slots.is_empty();
     let mut cpu_may_take = cpu.is_some();
+    // Whether the CPU's first chunk ran beside a training sample due within a CPU
+    // chunk's time, which only an estimate of its iteration lets it do
+    // (`spread_for_plan`).
+    let mut beside_short_sample = false;
     loop {
         // The start-up cost still due: none once the CPU has run a piece.
         let cpu_start_due = if cpu_own.measured() {
@@ -849,7 +874,11 @@ fn one_thread<B: BoardPath>(
         let cpu_now = CpuNow {
             start_s: cpu_start_due,
             typical_item_s: cpu_own.typical(),
-            spread: cpu_own.spread(),
+            spread: spread_for_plan(
+                slots.iter().any(|s| s.sizer.production()),
+                beside_short_sample,
+                cpu_own.spread(),
+            ),
         };
         serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_now)?;
         // A CPU chunk, in pieces with the boards served between them, no longer than
@@ -878,6 +907,9 @@ fn one_thread<B: BoardPath>(
             let mut from = ctx.now_s();
             match ctx.cpu_take(sizer, cap)? {
                 Some(chunk) => {
+                    if !cpu_own.measured() {
+                        beside_short_sample = sample_due_within(ctx, &slots, ctx.cpu_chunk_s);
+                    }
                     let items = chunk.range.end - chunk.range.start;
                     let start_s = ctx.now_s();
                     let piece = items.div_ceil(CPU_PIECES).max(1);
@@ -899,7 +931,11 @@ fn one_thread<B: BoardPath>(
                         let cpu_now = CpuNow {
                             start_s: 0.0,
                             typical_item_s: cpu_own.typical(),
-                            spread: cpu_own.spread(),
+                            spread: spread_for_plan(
+                                slots.iter().any(|s| s.sizer.production()),
+                                beside_short_sample,
+                                cpu_own.spread(),
+                            ),
                         };
                         serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_now)?;
                         from = ctx.now_s();
@@ -943,25 +979,61 @@ fn one_thread<B: BoardPath>(
     Ok(devices)
 }
 
-/// Whether a training sample of the node is in flight and due within a CPU chunk's
-/// time (`Options::cpu_chunk_s`): the CPU's first piece, whose length is not known,
-/// then waits for its DONE, so that the boards' next samples and production chunks
-/// are staged first. In CBIR on native at 16 nodes a CPU's first image held the
-/// thread for 270 us, while the node's samples took 30 us and two of its four boards
-/// idled for their model (with one board, its second sample started 320 us late);
-/// the node's stagings, 5 us an image on this thread, then started that late in a
-/// loop of 3.3 ms. A sample due later (novo-g's DMA: 3.3 ms for CBIR's 24 images)
-/// leaves the CPU's first piece, a few iterations, the time to run before it, and the
-/// boards' production chunks are then sized knowing the CPU's speed.
+/// Whether a training sample of the node is in flight and due within
+/// `Ctx::cpu_first_piece_hold_s` ([`first_piece_hold_s`]): the CPU's first piece,
+/// whose length is not known, then waits for its DONE, so that the boards' next
+/// samples and production chunks are staged first. In CBIR on native at 16 nodes a
+/// CPU's first image held the thread for 270 us, while the node's samples took 30 us
+/// and two of its four boards idled for their model (with one board, its second
+/// sample started 320 us late); the node's stagings, 5 us an image on this thread,
+/// then started that late in a loop of 3.3 ms. A sample due later (novo-g's DMA: 3.3
+/// ms for CBIR's 24 images) leaves the CPU's first piece, a few iterations, the time
+/// to run before it, and the boards' production chunks are then sized knowing the
+/// CPU's speed.
 fn waiting_for_samples(ctx: &Ctx<'_>, slots: &[Slot]) -> bool {
+    sample_due_within(ctx, slots, ctx.cpu_first_piece_hold_s)
+}
+
+/// Whether a training sample of the node is in flight and due within `within_s`
+/// (or at a time not known).
+fn sample_due_within(ctx: &Ctx<'_>, slots: &[Slot], within_s: f64) -> bool {
     let now = ctx.shmem.now();
     slots.iter().any(|s| match &s.flight {
         Some(f) if s.sizer.in_sample() => f
             .run
             .done_at()
-            .is_none_or(|done| done.saturating_sub(now).as_secs_f64() < ctx.cpu_chunk_s),
+            .is_none_or(|done| holds_first_piece(done.saturating_sub(now).as_secs_f64(), within_s)),
         _ => false,
     })
+}
+
+/// How soon a training sample's DONE must be due for the CPU's first piece to wait
+/// for it: [`CPU_FIRST_PIECE_MARGIN`] times the application's estimate of an
+/// iteration, if it gave one, else a CPU chunk's time (`Options::cpu_chunk_s`).
+///
+/// Without an estimate a first piece may take anything, and only a sample due later
+/// than a whole CPU chunk leaves it the time. With one, the 2D FFT's CPU runs beside
+/// the large sample of a board that trains alone (64 rows, 42 us; a row's estimate
+/// 5.1 us at `--cpu-ns-per-point 5`), where it waited for both samples and then ran
+/// 2 of a PE's 256 rows in the row pass: measured in the row pass, it takes 40-50
+/// rows there (native, 1 board per node, oracle jobs: the slowest PE's row pass 142
+/// us against 166, medians of 25 jobs). With 2 and 4 boards per node the samples
+/// (8 and 32 rows, 4 and 16) end too soon, and nothing changes. An estimate that is
+/// not finite and > 0 is an error.
+fn first_piece_hold_s(options: &Options) -> Result<f64> {
+    match options.cpu_item_estimate_s {
+        None => Ok(options.cpu_chunk_s),
+        Some(t) if t.is_finite() && t > 0.0 => Ok(CPU_FIRST_PIECE_MARGIN * t),
+        Some(t) => Err(Error::Option(format!(
+            "cpu_item_estimate_s must be finite and > 0, got {t}"
+        ))),
+    }
+}
+
+/// Whether a sample due in `due_in_s` holds the CPU's first piece (due within
+/// `hold_s`).
+fn holds_first_piece(due_in_s: f64, hold_s: f64) -> bool {
+    due_in_s < hold_s
 }
 
 /// How many CPU iterations of `cpu_item_s` (0: not known yet) fit before the
@@ -1062,6 +1134,35 @@ fn serve_boards<B: BoardPath>(
         }
     }
     Ok(())
+}
+
+/// The spread of the CPU path's time that the node's next plan goes by (`measured`,
+/// [`PerItem::spread`]): none (the plan then takes `plan::DEFAULT_CPU_SPREAD`) until
+/// a board of the node has taken a production chunk in this loop, if the CPU's first
+/// chunk ran beside a training sample due within a CPU chunk's time
+/// (`Options::cpu_chunk_s`; which only an application's estimate of an iteration
+/// lets it do: `Options::cpu_item_estimate_s`); the measured one otherwise.
+///
+/// Such pieces ran beside a short sample, the thread's one other task, their chunks
+/// capped to end before its DONE: they spread little (the 2D FFT's rows beside a
+/// board's 42 us sample: 0.05) and say nothing of how the CPU's time holds up beside
+/// a production chunk, with fetches, stagings and takes between its pieces and the
+/// loop's tail in chunks of a row or two. Planned at that spread, the FFT's CPU rows
+/// beside the row pass's production chunk took 1.2x the plan's time (2.08 us a row
+/// against 1.73) and ran 21-24 us past the board's end (medians of 25 oracle jobs,
+/// native, 1 board per node), the board taking one or two short chunks more in half
+/// the PE-passes; at the default spread they ended with the board. Beside a long
+/// sample (CBIR on novo-g: a 3.3 ms DMA) the CPU's pieces are its production pieces
+/// in all but name, and their spread stands, also for its later chunks once that
+/// sample is due sooner: at the default one, CBIR on novo-g with 1 board per node
+/// put 15-17% of its images on the CPUs where the best split puts 20%, and took
+/// 1.02-1.03x the best split's time against 0.98-0.99.
+fn spread_for_plan(
+    production_started: bool,
+    beside_short_sample: bool,
+    measured: Option<f64>,
+) -> Option<f64> {
+    measured.filter(|_| production_started || !beside_short_sample)
 }
 
 /// The thread's CPU path, for the boards' sizers (`NodeNow`).
@@ -1167,6 +1268,49 @@ fn drain(ctx: &Ctx<'_>, devices: &mut Vec<DeviceReport>, mut sizer: CpuSizer) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_piece_waits_for_a_sample_due_within_the_margin_over_the_estimate() {
+        // No estimate: a sample due within a CPU chunk's time (2 ms) holds it.
+        let options = Options::default();
+        let hold = first_piece_hold_s(&options).unwrap();
+        assert_eq!(hold, options.cpu_chunk_s);
+        assert!(holds_first_piece(42e-6, hold));
+        assert!(!holds_first_piece(3e-3, hold));
+        // The FFT's row estimate at --cpu-ns-per-point 5 (5.12 us): the large sample
+        // due in 42 us leaves the first piece its time, the small one due in 18 us
+        // does not.
+        let estimated = Options {
+            cpu_item_estimate_s: Some(5.12e-6),
+            ..Options::default()
+        };
+        let hold = first_piece_hold_s(&estimated).unwrap();
+        assert!((hold - CPU_FIRST_PIECE_MARGIN * 5.12e-6).abs() < 1e-15);
+        assert!(!holds_first_piece(42e-6, hold));
+        assert!(holds_first_piece(18e-6, hold));
+        // An estimate that says nothing is refused, not taken as "no estimate".
+        for bad in [0.0, -1e-6, f64::NAN, f64::INFINITY] {
+            let options = Options {
+                cpu_item_estimate_s: Some(bad),
+                ..Options::default()
+            };
+            assert!(
+                matches!(first_piece_hold_s(&options), Err(Error::Option(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn pieces_beside_a_short_sample_give_the_plan_no_spread_until_production() {
+        // Beside a short sample, before production: the default spread (none given).
+        assert_eq!(spread_for_plan(false, true, Some(0.05)), None);
+        // Once a production chunk is out, the measured one.
+        assert_eq!(spread_for_plan(true, true, Some(0.05)), Some(0.05));
+        // Beside long samples only (or none): the measured one from the start.
+        assert_eq!(spread_for_plan(false, false, Some(0.05)), Some(0.05));
+        assert_eq!(spread_for_plan(true, false, None), None);
+    }
 
     #[test]
     fn a_cpu_chunk_before_a_board_done_leaves_time_for_the_start_up_cost() {

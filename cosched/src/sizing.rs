@@ -718,6 +718,12 @@ impl BoardSizer {
         self.waiting.get()
     }
 
+    /// Whether its last take was sized by the node's model (a production chunk, not
+    /// a training sample).
+    pub(crate) fn production(&self) -> bool {
+        self.production
+    }
+
     /// Whether its chunk in flight (taken and not done) is a training sample.
     pub(crate) fn in_sample(&self) -> bool {
         self.in_training.is_some()

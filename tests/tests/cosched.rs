@@ -93,16 +93,35 @@ fn on_one_driver_thread_the_cpu_waits_for_the_samples_before_its_first_chunk() {
     // 4 boards per node: two take the samples and two wait for the model; the CPU's
     // first chunk (10 us an iteration, its time not known yet) would hold the thread
     // while the samples' DONE came and the waiting boards idled. (The 2-board jobs
-    // above check the same.)
+    // above check the same.) Given an estimate of its iteration, far shorter than the
+    // samples, it runs beside them instead (a third loop of the job).
     let env = [("SHMEMPLUS_FPGAS", "4"), ("SHMEMPLUS_CLOCK", "virtual")];
     let r = run_with(PE, 2, Some(1), &["cosched", "200000"], &env);
     all_ok(&r);
     for (pe, out) in r.stdout.iter().enumerate() {
-        assert!(
-            out.contains(&format!("PE {pe}: the CPU's first chunk at")),
-            "{}",
-            dump(&r)
-        );
+        for line in [
+            "the CPU's first chunk at",
+            "with an estimate, the CPU's first chunk at",
+        ] {
+            assert!(out.contains(&format!("PE {pe}: {line}")), "{}", dump(&r));
+        }
+    }
+}
+
+#[test]
+fn a_lone_board_trains_on_two_samples_in_turn_and_an_estimate_puts_the_cpu_beside_them() {
+    // 1 board per node: it takes the small sample, then the large one; the CPU waits
+    // for both without an estimate of its iteration and runs beside them with one.
+    let env = [("SHMEMPLUS_FPGAS", "1"), ("SHMEMPLUS_CLOCK", "virtual")];
+    let r = run_with(PE, 2, Some(1), &["cosched", "20000"], &env);
+    all_ok(&r);
+    for (pe, out) in r.stdout.iter().enumerate() {
+        for line in [
+            "the CPU's first chunk at",
+            "with an estimate, the CPU's first chunk at",
+        ] {
+            assert!(out.contains(&format!("PE {pe}: {line}")), "{}", dump(&r));
+        }
     }
 }
 

@@ -76,6 +76,10 @@ pub enum Device<'a> {
         /// Lines from an earlier run (`--trained`): the row pass starts from them
         /// instead of training.
         trained: Option<&'a shmemplus_cosched::Trained>,
+        /// The CPU path's seconds per row as the run assumes it (the speed the
+        /// boards' timing was set from), if known: FastFit's estimate of a CPU row
+        /// before it measures one (`shmemplus_cosched::Options::cpu_item_estimate_s`).
+        cpu_row_s: Option<f64>,
     },
     /// A static split of this PE's rows: its first `cpu_rows` rows on its CPU, the rest
     /// in equal parts on its boards (one chunk each, which must fit the board's
@@ -209,11 +213,13 @@ pub fn fft2d_distributed(
         Device::Fastfit {
             boards: on_boards,
             trained,
+            cpu_row_s,
         } => {
             let pass = FastfitPass {
                 on_boards,
                 name: ROW_FFTS,
                 trained: trained.cloned(),
+                cpu_row_s,
             };
             let trained = fastfit_rows(shmem, fft, ct, rows, pass, timer, &mut out)?;
             turn_b_into_a(shmem, ct, timer, &mut out)?;
@@ -229,6 +235,7 @@ pub fn fft2d_distributed(
                     on_boards,
                     name: COLUMN_FFTS,
                     trained: trained.clone(),
+                    cpu_row_s,
                 };
                 let refined = fastfit_rows(shmem, fft, ct, a, pass, timer, &mut out)?;
                 out.trained = refined.or(trained);
@@ -240,12 +247,13 @@ pub fn fft2d_distributed(
     Ok(out)
 }
 
-/// One FastFit pass: its boards, its phase's name, and what its boards learned in
-/// an earlier pass, if any.
+/// One FastFit pass: its boards, its phase's name, what its boards learned in an
+/// earlier pass, if any, and the CPU's estimated seconds per row, if known.
 struct FastfitPass<'a> {
     on_boards: &'a [BoardRows],
     name: &'a str,
     trained: Option<shmemplus_cosched::Trained>,
+    cpu_row_s: Option<f64>,
 }
 
 /// The co-scheduled half of a FastFit pass: this PE's rows `src` transformed into B
@@ -264,6 +272,7 @@ fn fastfit_rows(
         on_boards,
         name,
         trained,
+        cpu_row_s,
     } = pass;
     let (n, r) = (ct.n(), ct.rows_per_pe());
     let dest = ct.object(Buffer::B);
@@ -307,6 +316,10 @@ fn fastfit_rows(
             (small, (per / 4).max(small + 1))
         }),
         trained,
+        // With it, the CPU runs beside a lone board's large training sample (64 rows,
+        // 42 us on native) instead of waiting for it, and is measured before the
+        // board's first production chunk is sized.
+        cpu_item_estimate_s: cpu_row_s,
         ..shmemplus_cosched::Options::default()
     };
     let loop_start = shmem.now();
