@@ -97,6 +97,20 @@ pub struct Options {
     /// node's first production chunk is sized. `None` (the default): it waits for
     /// every sample due within a CPU chunk's time (`cpu_chunk_s`), since a first
     /// piece of unknown length could hold the thread past the sample's DONE.
+    ///
+    /// ```
+    /// use shmemplus_cosched::{run, Error, NoBoards, Options};
+    /// let shmem = shmemplus::init()?;
+    /// let cpu = |_: std::ops::Range<u64>| Ok(());
+    /// // A CPU iteration of about 5 us (the 2D FFT's 1024-point row at 5 ns a point).
+    /// let options = Options { cpu_item_estimate_s: Some(5.1e-6), ..Options::default() };
+    /// let report = run(&shmem, 100, &options, cpu, &NoBoards)?;
+    /// assert_eq!(report.devices.iter().map(|d| d.items).sum::<u64>(), 100);
+    /// // An estimate that says nothing is refused.
+    /// let zero = Options { cpu_item_estimate_s: Some(0.0), ..Options::default() };
+    /// assert!(matches!(run(&shmem, 100, &zero, cpu, &NoBoards), Err(Error::Option(_))));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub cpu_item_estimate_s: Option<f64>,
 }
 

@@ -95,34 +95,25 @@ fn on_one_driver_thread_the_cpu_waits_for_the_samples_before_its_first_chunk() {
     // while the samples' DONE came and the waiting boards idled. (The 2-board jobs
     // above check the same.) Given an estimate of its iteration, far shorter than the
     // samples, it runs beside them instead (a third loop of the job).
-    let env = [("SHMEMPLUS_FPGAS", "4"), ("SHMEMPLUS_CLOCK", "virtual")];
-    let r = run_with(PE, 2, Some(1), &["cosched", "200000"], &env);
-    all_ok(&r);
-    for (pe, out) in r.stdout.iter().enumerate() {
-        for line in [
-            "the CPU's first chunk at",
-            "with an estimate, the CPU's first chunk at",
-        ] {
-            assert!(out.contains(&format!("PE {pe}: {line}")), "{}", dump(&r));
-        }
-    }
+    cpu_first_chunks_checked("4", "200000");
 }
 
 #[test]
 fn a_lone_board_trains_on_two_samples_in_turn_and_an_estimate_puts_the_cpu_beside_them() {
     // 1 board per node: it takes the small sample, then the large one; the CPU waits
     // for both without an estimate of its iteration and runs beside them with one.
-    let env = [("SHMEMPLUS_FPGAS", "1"), ("SHMEMPLUS_CLOCK", "virtual")];
-    let r = run_with(PE, 2, Some(1), &["cosched", "20000"], &env);
+    cpu_first_chunks_checked("1", "20000");
+}
+
+/// A `cosched` job of `n` iterations on 2 PEs, one per node, with `fpgas` boards per
+/// node on the virtual clock: every PE checked its CPU's first chunk against the
+/// boards' samples without an estimate of its iteration and with one.
+fn cpu_first_chunks_checked(fpgas: &str, n: &str) {
+    let env = [("SHMEMPLUS_FPGAS", fpgas), ("SHMEMPLUS_CLOCK", "virtual")];
+    let r = run_with(PE, 2, Some(1), &["cosched", n], &env);
     all_ok(&r);
-    for (pe, out) in r.stdout.iter().enumerate() {
-        for line in [
-            "the CPU's first chunk at",
-            "with an estimate, the CPU's first chunk at",
-        ] {
-            assert!(out.contains(&format!("PE {pe}: {line}")), "{}", dump(&r));
-        }
-    }
+    every_pe_says(&r, "the CPU's first chunk at");
+    every_pe_says(&r, "with an estimate, the CPU's first chunk at");
 }
 
 /// A `cosched` job of `n` iterations with priced transfers (`priced`: the mode's
