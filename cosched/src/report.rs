@@ -88,7 +88,9 @@ pub struct DeviceReport {
     pub device: Device,
     /// Chunks it completed.
     pub chunks: u64,
-    /// Iterations it completed.
+    /// Iterations it completed. A failed board's chunk, rerun on the CPU path
+    /// ([`DeviceReport::failed`] names it), is counted by neither device: the
+    /// devices' items then sum to less than the loop's length.
     pub items: u64,
     /// Seconds it spent running chunks.
     pub busy_s: f64,

@@ -103,11 +103,16 @@ pub struct Options {
     /// let shmem = shmemplus::init()?;
     /// let cpu = |_: std::ops::Range<u64>| Ok(());
     /// // A CPU iteration of about 5 us (the 2D FFT's 1024-point row at 5 ns a point).
-    /// let options = Options { cpu_item_estimate_s: Some(5.1e-6), ..Options::default() };
+    /// // On the CPUs only: no board path is given.
+    /// let options = Options {
+    ///     boards: false,
+    ///     cpu_item_estimate_s: Some(5.1e-6),
+    ///     ..Options::default()
+    /// };
     /// let report = run(&shmem, 100, &options, cpu, &NoBoards)?;
     /// assert_eq!(report.devices.iter().map(|d| d.items).sum::<u64>(), 100);
     /// // An estimate that says nothing is refused.
-    /// let zero = Options { cpu_item_estimate_s: Some(0.0), ..Options::default() };
+    /// let zero = Options { cpu_item_estimate_s: Some(0.0), ..options };
     /// assert!(matches!(run(&shmem, 100, &zero, cpu, &NoBoards), Err(Error::Option(_))));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
