@@ -890,15 +890,7 @@ fn one_thread<B: BoardPath>(
         } else {
             cpu_start_before
         };
-        let cpu_now = CpuNow {
-            start_s: cpu_start_due,
-            typical_item_s: cpu_own.typical(),
-            spread: spread_for_plan(
-                slots.iter().any(|s| s.sizer.production()),
-                beside_short_sample,
-                cpu_own.spread(),
-            ),
-        };
+        let cpu_now = CpuNow::of(&cpu_own, cpu_start_due, &slots, beside_short_sample);
         serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_now)?;
         // A CPU chunk, in pieces with the boards served between them, no longer than
         // the thread is free: a board's DONE waits for the piece it comes in, and
@@ -947,15 +939,7 @@ fn one_thread<B: BoardPath>(
                         }
                         at = end;
                         // The start-up cost is paid: none is due.
-                        let cpu_now = CpuNow {
-                            start_s: 0.0,
-                            typical_item_s: cpu_own.typical(),
-                            spread: spread_for_plan(
-                                slots.iter().any(|s| s.sizer.production()),
-                                beside_short_sample,
-                                cpu_own.spread(),
-                            ),
-                        };
+                        let cpu_now = CpuNow::of(&cpu_own, 0.0, &slots, beside_short_sample);
                         serve_boards(ctx, path, &mut slots, &mut boards_may_take, cpu_now)?;
                         from = ctx.now_s();
                     }
@@ -1193,6 +1177,23 @@ struct CpuNow {
     typical_item_s: Option<f64>,
     /// The spread of its time per iteration (`BoardSizer::set_cpu_spread`).
     spread: Option<f64>,
+}
+
+impl CpuNow {
+    /// The thread's CPU path measured as `own`, with `start_s` of its start-up cost
+    /// still due, for the node's boards `slots` (the spread their plans go by:
+    /// `spread_for_plan`, `beside_short_sample` its second argument).
+    fn of(own: &PerItem, start_s: f64, slots: &[Slot], beside_short_sample: bool) -> CpuNow {
+        CpuNow {
+            start_s,
+            typical_item_s: own.typical(),
+            spread: spread_for_plan(
+                slots.iter().any(|s| s.sizer.production()),
+                beside_short_sample,
+                own.spread(),
+            ),
+        }
+    }
 }
 
 /// The node's boards other than `slots[i]`, as its sizer's deadline plan counts
