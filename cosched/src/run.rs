@@ -1005,7 +1005,7 @@ fn sample_due_within(ctx: &Ctx<'_>, slots: &[Slot], within_s: f64) -> bool {
         Some(f) if s.sizer.in_sample() => f
             .run
             .done_at()
-            .is_none_or(|done| holds_first_piece(done.saturating_sub(now).as_secs_f64(), within_s)),
+            .is_none_or(|done| done.saturating_sub(now).as_secs_f64() < within_s),
         _ => false,
     })
 }
@@ -1031,12 +1031,6 @@ fn first_piece_hold_s(options: &Options) -> Result<f64> {
             "cpu_item_estimate_s must be finite and > 0, got {t}"
         ))),
     }
-}
-
-/// Whether a sample due in `due_in_s` holds the CPU's first piece (due within
-/// `hold_s`).
-fn holds_first_piece(due_in_s: f64, hold_s: f64) -> bool {
-    due_in_s < hold_s
 }
 
 /// How many CPU iterations of `cpu_item_s` (0: not known yet) fit before the
@@ -1295,8 +1289,8 @@ mod tests {
         let options = Options::default();
         let hold = first_piece_hold_s(&options).unwrap();
         assert_eq!(hold, options.cpu_chunk_s);
-        assert!(holds_first_piece(42e-6, hold));
-        assert!(!holds_first_piece(3e-3, hold));
+        assert!(42e-6 < hold);
+        assert!(3e-3 >= hold);
         // The FFT's row estimate at --cpu-ns-per-point 5 (5.12 us): the large sample
         // due in 42 us leaves the first piece its time, the small one due in 18 us
         // does not.
@@ -1306,8 +1300,8 @@ mod tests {
         };
         let hold = first_piece_hold_s(&estimated).unwrap();
         assert!((hold - CPU_FIRST_PIECE_MARGIN * 5.12e-6).abs() < 1e-15);
-        assert!(!holds_first_piece(42e-6, hold));
-        assert!(holds_first_piece(18e-6, hold));
+        assert!(42e-6 >= hold);
+        assert!(18e-6 < hold);
         // An estimate that says nothing is refused, not taken as "no estimate".
         for bad in [0.0, -1e-6, f64::NAN, f64::INFINITY] {
             let options = Options {
