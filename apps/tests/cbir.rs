@@ -360,6 +360,13 @@ fn the_oracle_reports_every_split_and_the_best_as_total() {
     // What FastFit put on the CPUs, within the images.
     let on_cpus = json["fastfit_images_on_cpus"].as_u64().unwrap();
     assert!(on_cpus <= json["images"].as_u64().unwrap(), "{on_cpus}");
+    // The speed ratio its devices measured, there when the CPUs ran images (per
+    // image it may be below 1 here: a board's slope counts its transfers, and 150
+    // images give each a few short chunks).
+    if on_cpus > 0 {
+        let ratio = json["fastfit_speed_ratio"].as_f64().unwrap();
+        assert!(ratio.is_finite() && ratio > 0.0, "{ratio}");
+    }
 }
 
 #[test]

@@ -377,6 +377,12 @@ struct Report {
     /// beside the best split's share.
     #[serde(skip_serializing_if = "Option::is_none")]
     fastfit_images_on_cpus: Option<u32>,
+    /// Under FastFit (and the oracle's FastFit run): the speed ratio, board / CPU core
+    /// per image, that its devices measured (`devices::speed_ratio`): what
+    /// `--split-assume` stands for. It differs from `--board-speedup` when the CPU
+    /// path does not run at the speed the boards' time was set from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fastfit_speed_ratio: Option<f64>,
     top: Vec<Hit>,
     planted: Option<Vec<u32>>,
     ground_truth_ok: Option<bool>,
@@ -431,6 +437,7 @@ impl Report {
             static_s: None,
             fastfit_s: None,
             fastfit_images_on_cpus: None,
+            fastfit_speed_ratio: None,
             top,
             planted: source.planted().map(<[u32]>::to_vec),
             ground_truth_ok: None,
@@ -766,6 +773,8 @@ fn run_oracle(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<(
         best.report.sweep = sweep;
         best.report.static_s = default_static.map(|r| r.report.total_s);
         best.report.fastfit_images_on_cpus = fastfit.as_ref().map(|r| r.report.images_on_cpus);
+        best.report.fastfit_speed_ratio =
+            fastfit.as_ref().and_then(|r| r.report.fastfit_speed_ratio);
         best.report.fastfit_s = fastfit.map(|r| r.report.total_s);
         conclude(
             args,
@@ -1271,6 +1280,7 @@ fn fastfit_once(
     let mut devices = shmemplus_cosched::gather(shmem, &report)?.unwrap_or_default();
     devices::sort(&mut devices);
     let lines: Vec<DeviceLine> = devices.iter().map(DeviceLine::of).collect();
+    let speed_ratio = devices::speed_ratio(&devices);
     if let (Some(path), true) = (&args.devices, me == ROOT) {
         let title = format!(
             "cbir fastfit: {n} images, {} PEs, {boards} board(s) per node, profile {}",
@@ -1306,6 +1316,7 @@ fn fastfit_once(
             images_on_boards: n - on_cpus as u32,
             max_per_board: max_chunk as u32,
             devices: lines,
+            fastfit_speed_ratio: speed_ratio,
             trained: trained_file,
             ..Report::common(
                 args,
@@ -1465,6 +1476,11 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
             "schedule fastfit ({device}, boards {}x a CPU core): {} images on CPUs, {} on boards (board chunks of at most {})",
             r.board_speedup, r.images_on_cpus, r.images_on_boards, r.max_per_board
         ));
+        if let Some(measured) = r.fastfit_speed_ratio {
+            line(format!(
+                "the boards measured {measured:.1}x a CPU core per image (what --split-assume stands for)"
+            ));
+        }
         if let Some(t) = &r.trained {
             line(t.line());
         }
@@ -1569,6 +1585,12 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
             match r.fastfit_images_on_cpus {
                 Some(on_cpus) => line(format!("{l}; {on_cpus} images on the CPUs")),
                 None => line(l),
+            }
+            if let Some(measured) = r.fastfit_speed_ratio {
+                line(format!(
+                    "{:<14}its boards measured {measured:.1}x a CPU core per image (what --split-assume stands for)",
+                    ""
+                ));
             }
         }
     }

@@ -152,6 +152,12 @@ struct Report {
     /// transformed, both passes.
     #[serde(skip_serializing_if = "Option::is_none")]
     fastfit_rows: Option<FastfitRows>,
+    /// With FastFit (and the oracle's FastFit run): the speed ratio, board / CPU core
+    /// per row, that its devices measured (`devices::speed_ratio`): what
+    /// `--split-assume` stands for. It differs from `--board-speedup` when the CPU
+    /// path does not run at the speed the boards' time was set from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fastfit_speed_ratio: Option<f64>,
     /// With FastFit and --trained: whether the boards started from the file's lines,
     /// and whether this run's were written to it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -508,6 +514,7 @@ fn run(args: &Args) -> Result<()> {
             device: args.device,
             schedule: args.schedule,
             fastfit_rows,
+            fastfit_speed_ratio: devices::speed_ratio(&ff_devices),
             trained: trained_file,
             devices: if args.schedule == Schedule::Fastfit {
                 ff_devices.iter().map(DeviceLine::of).collect()
@@ -853,6 +860,11 @@ fn text(r: &Report) -> String {
             "schedule fastfit: PE 0 transformed {} rows on its CPU and {} on its boards (both passes)",
             f.cpu, f.boards
         ));
+        if let Some(measured) = r.fastfit_speed_ratio {
+            line(format!(
+                "the boards measured {measured:.1}x a CPU core per row (what --split-assume stands for)"
+            ));
+        }
         if let Some(t) = &r.trained {
             line(t.line());
         }
@@ -911,7 +923,7 @@ fn text(r: &Report) -> String {
             ));
         }
         if let Some(ff) = r.fastfit_s {
-            let rows = r
+            let mut rows = r
                 .fastfit_rows
                 .map(|f| {
                     format!(
@@ -920,6 +932,9 @@ fn text(r: &Report) -> String {
                     )
                 })
                 .unwrap_or_default();
+            if let Some(measured) = r.fastfit_speed_ratio {
+                rows += &format!("; boards measured {measured:.1}x a core per row");
+            }
             line(format!(
                 "{:<12}{:>12}   {:.2}x the best split's time{rows}",
                 "fastfit",
