@@ -43,8 +43,9 @@
 //!   and 40 are 2x off it either way (for the FFT use 5 and 20). The given speed is
 //!   relative to the CPU speed the boards' time was set from (above), which the CPU
 //!   path need not run at: on the 2-core VM the measured ratio (`ratio`) was 11-12
-//!   for CBIR and 3.5-5 for the FFT, so there `true` is itself 2x off, and a split off
-//!   by 2x from the measured ratio is the FFT's `true` and 2.5, CBIR's 5 and 20-25.
+//!   for CBIR on native and 3.8-4.4 for the FFT (1 and 2 boards), so there the FFT's
+//!   `true` is itself about 2.5x off, and the splits about 2x off the measured ratio
+//!   are the FFT's `true` and 2.5 and CBIR's 5 and 20-25.
 //! - `FF/passes` (the FFT only): FastFit's row and column passes alone, without the
 //!   corner turns (the same work under every schedule, and most of the FFT's time
 //!   and noise on native), over those of the split whose passes have the lowest
