@@ -49,7 +49,9 @@ mod sizing;
 
 pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;
-pub use report::{gather, BoardFit, Device, DeviceReport, Report, Span, Timeline, Trained};
+pub use report::{
+    gather, speed_ratio, BoardFit, Device, DeviceReport, Report, Span, Timeline, Trained,
+};
 pub use run::{run, BoardBytes, BoardPath, NoBoards, Options, Scope, CPU_FIRST_PIECE_MARGIN};
 
 /// What can go wrong in co-scheduling.

@@ -1,12 +1,14 @@
 //! What a co-scheduled loop reports: per device (each PE's CPU, each board) its
 //! chunks, iterations, busy and idle time, timeline, and for a board its FastFit
-//! training and model; [`gather`] brings every PE's devices to PE 0, and a
+//! training and model; [`speed_ratio`] is the board/core speed ratio the devices
+//! measured; [`gather`] brings every PE's devices to PE 0, and a
 //! [`Timeline`] is what a program writes for `shmemplus cosched-plot`.
 //!
 //! This module owns the report's types and their gathering. It must not measure or
 //! decide anything: the runner and the sizers fill the reports.
 
 use crate::fastfit::{PipelineModel, Sample};
+use crate::sizing::median;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use shmemplus::{Place, Shmem};
@@ -267,6 +269,58 @@ pub struct Timeline {
     pub clock: String,
     /// Every device of the job.
     pub devices: Vec<DeviceReport>,
+}
+
+/// The speed ratio (board / CPU core, per iteration) a FastFit run measured: the
+/// median over the CPUs' chunks of their seconds per iteration, over the median of
+/// the boards' models' seconds per iteration (what an iteration adds to a chunk, the
+/// kernel's latency left out). It is what a static split's assumed ratio stands for
+/// (the applications' `--split-assume`), and may differ from the board speed an
+/// application was given: a board's time is set from a CPU speed that the CPU path
+/// need not run at.
+/// `None` when no CPU ran a chunk or no board has a model.
+///
+/// ```
+/// use shmemplus_cosched::{speed_ratio, BoardFit, Device, DeviceReport, PipelineModel, Sample, Span};
+///
+/// let device = |device, spans: Vec<Span>, fit| DeviceReport {
+///     device, chunks: spans.len() as u64, items: spans.iter().map(|s| s.items).sum(),
+///     busy_s: 0.0, idle_s: 0.0, spans, fit, failed: None, stopped: None,
+/// };
+/// // The CPU's chunks: 3, 2.5 and 3 us an iteration (median 3).
+/// let spans = [(2, 6e-6), (4, 10e-6), (1, 3e-6)]
+///     .map(|(items, seconds)| Span { start_s: 1e-3, end_s: 1e-3 + seconds, items });
+/// let cpu = device(Device::Cpu { pe: 0 }, spans.to_vec(), None);
+/// // The board's model: 0.5 us an iteration beyond a 10 us latency.
+/// let model = PipelineModel { latency_s: 10e-6, item_s: 0.5e-6 };
+/// let fit = BoardFit {
+///     samples: [Sample { items: 4, seconds: 12e-6 }, Sample { items: 16, seconds: 18e-6 }],
+///     model, chunk: 64, predicted_s: model.seconds(64), measured_over_model: None,
+///     service_s: 0.0, second_sample_modeled: false,
+/// };
+/// let board = device(Device::Board { pe: 0, node: 0, board: 0 }, Vec::new(), Some(fit));
+/// let ratio = speed_ratio(&[cpu, board.clone()]).unwrap();
+/// assert!((ratio - 6.0).abs() < 1e-6);
+/// // No CPU chunk: no ratio.
+/// assert_eq!(speed_ratio(&[board]), None);
+/// ```
+pub fn speed_ratio(devices: &[DeviceReport]) -> Option<f64> {
+    let usable = |x: &f64| x.is_finite() && *x > 0.0;
+    let mut cpu: Vec<f64> = devices
+        .iter()
+        .filter(|d| matches!(d.device, Device::Cpu { .. }))
+        .flat_map(|d| d.spans.iter())
+        .filter(|s| s.items > 0)
+        .map(|s| (s.end_s - s.start_s) / s.items as f64)
+        .filter(usable)
+        .collect();
+    let mut board: Vec<f64> = devices
+        .iter()
+        .filter_map(|d| d.fit.as_ref())
+        .map(|f| f.model.item_s)
+        .filter(usable)
+        .collect();
+    Some(median(&mut cpu)? / median(&mut board)?)
 }
 
 /// Every PE's devices, on PE 0 (`None` on the others). Collective: every PE calls it

@@ -960,7 +960,8 @@ impl CpuSizer {
     }
 }
 
-fn median(v: &mut [f64]) -> Option<f64> {
+/// The median of `v` (the upper one of an even count; it sorts `v`), `None` if empty.
+pub(crate) fn median(v: &mut [f64]) -> Option<f64> {
     if v.is_empty() {
         return None;
     }

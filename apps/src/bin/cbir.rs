@@ -378,7 +378,7 @@ struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     fastfit_images_on_cpus: Option<u32>,
     /// Under FastFit (and the oracle's FastFit run): the speed ratio, board / CPU core
-    /// per image, that its devices measured (`devices::speed_ratio`): what
+    /// per image, that its devices measured (`shmemplus_cosched::speed_ratio`): what
     /// `--split-assume` stands for. It differs from `--board-speedup` when the CPU
     /// path does not run at the speed the boards' time was set from.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1280,7 +1280,7 @@ fn fastfit_once(
     let mut devices = shmemplus_cosched::gather(shmem, &report)?.unwrap_or_default();
     devices::sort(&mut devices);
     let lines: Vec<DeviceLine> = devices.iter().map(DeviceLine::of).collect();
-    let speed_ratio = devices::speed_ratio(&devices);
+    let speed_ratio = shmemplus_cosched::speed_ratio(&devices);
     if let (Some(path), true) = (&args.devices, me == ROOT) {
         let title = format!(
             "cbir fastfit: {n} images, {} PEs, {boards} board(s) per node, profile {}",

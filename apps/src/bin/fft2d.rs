@@ -153,7 +153,7 @@ struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     fastfit_rows: Option<FastfitRows>,
     /// With FastFit (and the oracle's FastFit run): the speed ratio, board / CPU core
-    /// per row, that its devices measured (`devices::speed_ratio`): what
+    /// per row, that its devices measured (`shmemplus_cosched::speed_ratio`): what
     /// `--split-assume` stands for. It differs from `--board-speedup` when the CPU
     /// path does not run at the speed the boards' time was set from.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -514,7 +514,7 @@ fn run(args: &Args) -> Result<()> {
             device: args.device,
             schedule: args.schedule,
             fastfit_rows,
-            fastfit_speed_ratio: devices::speed_ratio(&ff_devices),
+            fastfit_speed_ratio: shmemplus_cosched::speed_ratio(&ff_devices),
             trained: trained_file,
             devices: if args.schedule == Schedule::Fastfit {
                 ff_devices.iter().map(DeviceLine::of).collect()
