@@ -44,6 +44,25 @@ impl SplitMix {
         self.next_u64() % n.max(1)
     }
 
+    /// Puts `items` in a random order (Fisher-Yates: every order equally likely, up to
+    /// `below`'s bias), the same order for the same generator state.
+    ///
+    /// ```
+    /// use shmemplus_apps::rng::SplitMix;
+    /// let mut v = [1, 2, 3, 4, 5];
+    /// SplitMix::new(7, 0).shuffle(&mut v);
+    /// let mut sorted = v;
+    /// sorted.sort();
+    /// assert_eq!(sorted, [1, 2, 3, 4, 5]);
+    /// ```
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            // `i + 1` fits: `i < items.len() <= usize::MAX`.
+            let j = self.below(i as u64 + 1) as usize;
+            items.swap(i, j);
+        }
+    }
+
     /// A number in `[-1, 1)`.
     pub fn unit(&mut self) -> f32 {
         // 24 random bits: exactly representable in f32.
@@ -67,5 +86,32 @@ mod tests {
             assert!((-1.0..1.0).contains(&u));
             assert!(x.below(10) < 10);
         }
+    }
+
+    #[test]
+    fn a_shuffle_is_a_reproducible_permutation_that_reaches_every_order() {
+        let order = |stream: u64| {
+            let mut v: Vec<u32> = (0..6).collect();
+            SplitMix::new(1, stream).shuffle(&mut v);
+            v
+        };
+        assert_eq!(order(3), order(3));
+        let mut sorted = order(3);
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..6).collect::<Vec<_>>());
+        // Over many streams every item lands in every position, and the orders differ.
+        let orders: Vec<Vec<u32>> = (0..600).map(order).collect();
+        for item in 0..6 {
+            for at in 0..6 {
+                assert!(orders.iter().any(|o| o[at] == item), "{item} never at {at}");
+            }
+        }
+        let distinct: std::collections::HashSet<_> = orders.iter().collect();
+        assert!(distinct.len() > 300, "{}", distinct.len());
+        // Nothing to do for none or one item.
+        SplitMix::new(1, 0).shuffle::<u8>(&mut []);
+        let mut one = [9];
+        SplitMix::new(1, 0).shuffle(&mut one);
+        assert_eq!(one, [9]);
     }
 }

@@ -220,8 +220,9 @@ fn fastfit_shares_each_pes_rows_and_gives_the_serial_result() {
 #[test]
 fn the_oracle_times_every_split_and_checks_every_run() {
     // --schedule oracle: 11 static splits of each PE's rows (0% to 100% on its CPU),
-    // the assumed split and FastFit, in one job on the virtual clock; every run's
-    // result is checked against the serial FFT, and the report is the best split's.
+    // the assumed split and FastFit, in one job on the virtual clock, three times
+    // each in shuffled rounds; every run's result is checked against the serial FFT,
+    // and the report is the best split's median run.
     let shape = Shape {
         n: 2,
         pes_per_node: Some(1),
@@ -240,6 +241,8 @@ fn the_oracle_times_every_split_and_checks_every_run() {
             "--schedule",
             "oracle",
             "--split-assume",
+            "3",
+            "--oracle-rounds",
             "3",
             "--verify",
             "--json",
@@ -477,6 +480,17 @@ fn user_errors() {
             &["--size", "8", "--schedule", "oracle", &flag],
         );
         failed_with(&r, "a speed ratio must be a positive number");
+    }
+    let r = job(FFT2D, &four, &["--size", "8", "--oracle-rounds", "2"]);
+    failed_with(&r, "--oracle-rounds applies to --schedule oracle");
+    for bad in ["0", "1001", "-1"] {
+        let flag = format!("--oracle-rounds={bad}");
+        let r = job(
+            FFT2D,
+            &four,
+            &["--size", "8", "--schedule", "oracle", &flag],
+        );
+        failed_with(&r, "--oracle-rounds");
     }
 }
 

@@ -19,6 +19,7 @@ use shmemplus_apps::fft::distributed::{self, fft2d_distributed, BoardRows};
 use shmemplus_apps::fft::serial::{fft2d, input_row, max_relative_error, RowFft};
 use shmemplus_apps::fft::{kernel, Complex32};
 use shmemplus_apps::phases::{ms, Phase, PhaseTimer};
+use shmemplus_apps::rng::SplitMix;
 use shmemplus_apps::trained::{self, TrainedFile};
 use std::process::ExitCode;
 
@@ -35,8 +36,9 @@ enum Schedule {
     /// (`shmemplus_cosched`, a loop per PE).
     Fastfit,
     /// Every static split of each PE's rows between its CPU and its boards, 0% to 100%
-    /// on the CPU in 10% steps, then the split `--split-assume` gives and FastFit, one
-    /// after the other; the best split is reported in full.
+    /// on the CPU in 10% steps, the split `--split-assume` gives and FastFit, each
+    /// `--oracle-rounds` times in shuffled rounds; the best split (lowest median) is
+    /// reported in full.
     Oracle,
 }
 
@@ -83,7 +85,7 @@ struct Args {
     /// static: each pass on --device; fastfit: each PE's rows shared at run time
     /// between its CPU and its boards (FastFit's model sizes the boards' chunks);
     /// oracle: every static CPU/board split of the rows in 10% steps, the assumed
-    /// split and FastFit, and the best split reported.
+    /// split and FastFit, each --oracle-rounds times, and the best split reported.
     #[arg(long, value_enum, default_value_t = Schedule::Static)]
     schedule: Schedule,
     /// With --schedule oracle: the speed ratio (board / CPU core) the static split it
@@ -91,6 +93,15 @@ struct Args {
     /// its rows on its CPU (B boards and P PEs per node). Default: --board-speedup.
     #[arg(long, value_name = "S")]
     split_assume: Option<f64>,
+    /// With --schedule oracle: how many times it runs each of its configurations
+    /// (every split, the assumed split, and FastFit followed by FastFit trained), in
+    /// rounds of a shuffled order (a new order each round, the same on every PE, from
+    /// --seed); each time it reports is the median of that configuration's runs.
+    /// Runs late in a job came out faster than early ones, so a fixed order favours
+    /// what runs last. Default 5.
+    #[arg(long, value_name = "R",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    oracle_rounds: Option<usize>,
     /// Seed of the input image.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -165,14 +176,16 @@ struct Report {
     /// With FastFit: what each device did, both passes (the text report's table).
     #[serde(skip)]
     devices: Vec<DeviceLine>,
-    /// With the oracle: every static split's `parallel_s` (the report's other figures
-    /// are the best split's run).
+    /// With the oracle: every static split's `parallel_s` and `passes_s`, each the
+    /// median of its runs (the report's other figures are the best split's median
+    /// run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     sweep: Vec<SplitTime>,
     /// With the oracle: the speed ratio its static split assumed.
     #[serde(skip_serializing_if = "Option::is_none")]
     split_assume: Option<f64>,
-    /// With the oracle: that static split's `parallel_s`.
+    /// With the oracle: that static split's `parallel_s` (the median of its runs, as
+    /// every oracle time).
     #[serde(skip_serializing_if = "Option::is_none")]
     static_s: Option<f64>,
     /// With the oracle: FastFit's `parallel_s`.
@@ -219,9 +232,10 @@ struct SplitTime {
     /// The share of each PE's rows on its CPU (0 to 1, in steps of 0.1; rounded to
     /// whole rows).
     cpu_share: f64,
-    /// The run's time, all phases after load.
+    /// Its time, all phases after load (the median of its runs).
     parallel_s: f64,
-    /// Its row and column passes alone (without the corner turns).
+    /// Its row and column passes alone, without the corner turns (the median of its
+    /// runs' passes).
     passes_s: f64,
 }
 
@@ -323,6 +337,9 @@ fn run(args: &Args) -> Result<()> {
         Some(path) => trained::read(path, &setting)?,
         None => None,
     };
+    if args.oracle_rounds.is_some() && args.schedule != Schedule::Oracle {
+        bail!("--oracle-rounds applies to --schedule oracle");
+    }
     if let Some(s) = args.split_assume {
         if args.schedule != Schedule::Oracle {
             bail!("--split-assume sets the static split the oracle compares with: use it with --schedule oracle");
@@ -703,12 +720,82 @@ struct FastfitRun {
     devices: Vec<shmemplus_cosched::DeviceReport>,
 }
 
+/// The oracle's rounds when `--oracle-rounds` is not given.
+const ORACLE_ROUNDS: usize = 5;
+
+/// The random stream of the oracle's orders (round `k` uses this plus `k`), apart
+/// from the input rows' streams (their row indices, below 2^14).
+const ORACLE_ORDER_STREAM: u64 = 0x6F72_6465_7200_0000;
+
+/// One configuration the oracle times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trial {
+    /// The static split with `step` tenths of each PE's rows on its CPU.
+    Split(usize),
+    /// The static split that `--split-assume` gives.
+    Assumed,
+    /// FastFit, then FastFit started from the lines that run learned.
+    Fastfit,
+}
+
+/// The eleven splits, the assumed split and FastFit, in the order the oracle runs
+/// them in round `round` of a job of seed `seed` (a function of the two alone, so
+/// the same on every PE).
+fn round_order(seed: u64, round: usize) -> Vec<Trial> {
+    let mut order: Vec<Trial> = (0..=10)
+        .map(Trial::Split)
+        .chain([Trial::Assumed, Trial::Fastfit])
+        .collect();
+    SplitMix::new(seed, ORACLE_ORDER_STREAM.wrapping_add(round as u64)).shuffle(&mut order);
+    order
+}
+
+/// The run of median time of `runs` (not empty; of an even number, the upper of the
+/// two middle ones), and the median of their passes alone: its time and the passes'
+/// median (which may be another run's).
+fn median_run(mut runs: Vec<Run>) -> Result<(Run, RunTimes)> {
+    let passes_s = upper_median(runs.iter().map(Run::passes_s).collect());
+    runs.sort_by(|a, b| a.parallel_s.total_cmp(&b.parallel_s));
+    let middle = runs.len() / 2;
+    let run = runs
+        .into_iter()
+        .nth(middle)
+        .ok_or_else(|| anyhow::anyhow!("the oracle has no run of a configuration"))?;
+    let times = RunTimes {
+        parallel_s: run.parallel_s,
+        passes_s,
+    };
+    Ok((run, times))
+}
+
+/// The medians of `times`, each taken alone (see `median_run`).
+fn median_times(times: &[RunTimes]) -> RunTimes {
+    RunTimes {
+        parallel_s: upper_median(times.iter().map(|t| t.parallel_s).collect()),
+        passes_s: upper_median(times.iter().map(|t| t.passes_s).collect()),
+    }
+}
+
+/// The median of `v` (of an even number, the upper of the two middle values; NaN
+/// for none).
+fn upper_median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 /// `--schedule oracle`: every static split of each PE's rows (0%, 10%, ..., 100% on
-/// its CPU), the split that `--split-assume` gives, and FastFit, one after the other
-/// in this job, every run checked with `--verify`; then FastFit once more, started
-/// from the lines its timed run learned (each PE its own, as `--trained` starts it:
-/// no training in either pass). The first split runs twice more before it counts,
-/// and FastFit once, so that every run is timed warm (its buffers' pages touched).
+/// its CPU), the split that `--split-assume` gives, and FastFit followed by FastFit
+/// started from the lines that run learned (each PE its own, as `--trained` starts
+/// it: no training in either pass), `rounds` times each, every run checked with
+/// `--verify`. Each round runs them in its own random order (the same on every PE:
+/// the runs are collective), so that no configuration always runs early or late in
+/// the job (measured with a fixed order and 2 warm-ups, 4 boards per node on native:
+/// the assumed split, run after the sweep, took 0.86x the sweep's run of the very
+/// same split, its passes 1.01x: the corner turns speed up over a job). The first
+/// split runs twice more before it counts, and FastFit once, so that every run is
+/// timed warm (its buffers' pages touched). Every reported time is the median of its
+/// configuration's runs; the best split is the one of lowest median, reported in
+/// full by its median run.
 fn sweep(
     job: &mut Job<'_>,
     on_boards: &[BoardRows],
@@ -717,64 +804,81 @@ fn sweep(
     pes_per_node: u32,
 ) -> Result<Oracle> {
     let r = job.ct.rows_per_pe();
+    let rounds = args.oracle_rounds.unwrap_or(ORACLE_ROUNDS);
     let split = |cpu_rows: usize| distributed::Device::Split {
         boards: on_boards,
         cpu_rows,
     };
-    const WARM_UPS: usize = 2;
-    let mut sweep = Vec::new();
-    let mut best: Option<Run> = None;
-    for (i, step) in std::iter::repeat_n(0, WARM_UPS)
-        .chain(0..=10usize)
-        .enumerate()
-    {
-        // Rounded to whole rows.
-        let cpu_rows = (r * step + 5) / 10;
-        let run = job.run(&split(cpu_rows))?;
-        if i < WARM_UPS {
-            continue;
-        }
-        check.result_of(job, &run.outcome)?;
-        sweep.push(SplitTime {
-            cpu_share: step as f64 / 10.0,
-            parallel_s: run.parallel_s,
-            passes_s: run.passes_s(),
-        });
-        if best.as_ref().is_none_or(|b| run.parallel_s < b.parallel_s) {
-            best = Some(run);
-        }
-    }
-    // A PE's CPU weighs 1 and its partitions of the node's B boards S B / P.
-    let assume = args.split_assume.unwrap_or(args.board_speedup);
-    let boards = on_boards.len() as f64;
-    let share = 1.0 / (1.0 + assume * boards / f64::from(pes_per_node.max(1)));
-    let cpu_rows = ((r as f64 * share).round() as usize).min(r);
-    let fixed = job.run(&split(cpu_rows))?;
-    check.result_of(job, &fixed.outcome)?;
     let fastfit = distributed::Device::Fastfit {
         boards: on_boards,
         trained: None,
         cpu_row_s: job.cpu_row_s,
     };
+    const WARM_UPS: usize = 2;
+    for _ in 0..WARM_UPS {
+        job.run(&split(0))?;
+    }
     job.run(&fastfit)?;
-    let ff = job.run(&fastfit)?;
-    check.result_of(job, &ff.outcome)?;
-    let learned = ff.outcome.trained.clone();
-    let trained = job.run(&distributed::Device::Fastfit {
-        boards: on_boards,
-        trained: learned.as_ref(),
-        cpu_row_s: job.cpu_row_s,
-    })?;
-    check.result_of(job, &trained.outcome)?;
+    // A PE's CPU weighs 1 and its partitions of the node's B boards S B / P.
+    let assume = args.split_assume.unwrap_or(args.board_speedup);
+    let boards = on_boards.len() as f64;
+    let share = 1.0 / (1.0 + assume * boards / f64::from(pes_per_node.max(1)));
+    let assumed_rows = ((r as f64 * share).round() as usize).min(r);
+    let mut splits: Vec<Vec<Run>> = (0..=10).map(|_| Vec::new()).collect();
+    let (mut fixed, mut fastfits, mut trained) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        for trial in round_order(args.seed, round) {
+            match trial {
+                Trial::Split(step) => {
+                    // Rounded to whole rows.
+                    let run = job.run(&split((r * step + 5) / 10))?;
+                    check.result_of(job, &run.outcome)?;
+                    splits[step].push(run);
+                }
+                Trial::Assumed => {
+                    let run = job.run(&split(assumed_rows))?;
+                    check.result_of(job, &run.outcome)?;
+                    fixed.push(run.times());
+                }
+                Trial::Fastfit => {
+                    let ff = job.run(&fastfit)?;
+                    check.result_of(job, &ff.outcome)?;
+                    let learned = ff.outcome.trained.clone();
+                    let run = job.run(&distributed::Device::Fastfit {
+                        boards: on_boards,
+                        trained: learned.as_ref(),
+                        cpu_row_s: job.cpu_row_s,
+                    })?;
+                    check.result_of(job, &run.outcome)?;
+                    trained.push(run.times());
+                    fastfits.push(ff);
+                }
+            }
+        }
+    }
+    let mut sweep = Vec::new();
+    let mut best: Option<Run> = None;
+    for (step, runs) in splits.into_iter().enumerate() {
+        let (run, times) = median_run(runs)?;
+        sweep.push(SplitTime {
+            cpu_share: step as f64 / 10.0,
+            parallel_s: times.parallel_s,
+            passes_s: times.passes_s,
+        });
+        if best.as_ref().is_none_or(|b| run.parallel_s < b.parallel_s) {
+            best = Some(run);
+        }
+    }
     let best = best.ok_or_else(|| anyhow::anyhow!("the oracle ran no split"))?;
+    let (ff, ff_times) = median_run(fastfits)?;
     Ok(Oracle {
         best,
         sweep,
         split_assume: assume,
-        fixed: fixed.times(),
+        fixed: median_times(&fixed),
         fastfit: FastfitRun {
-            times: ff.times(),
-            trained: trained.times(),
+            times: ff_times,
+            trained: median_times(&trained),
             rows: FastfitRows {
                 cpu: ff.outcome.cpu_rows,
                 boards: ff.outcome.board_rows,
@@ -894,7 +998,7 @@ fn text(r: &Report) -> String {
     ));
     if !r.sweep.is_empty() {
         line(
-            "oracle: parallel ms of each static split (share of each PE's rows on its CPU)".into(),
+            "oracle: parallel ms of each static split (share of each PE's rows on its CPU; every time the median of its runs)".into(),
         );
         let best = r
             .sweep
@@ -907,7 +1011,7 @@ fn text(r: &Report) -> String {
                 100.0 * t.cpu_share,
                 ms(t.parallel_s),
                 if t.parallel_s == best {
-                    "   best (the run above)"
+                    "   best (its median run above)"
                 } else {
                     ""
                 }
@@ -984,4 +1088,50 @@ fn text(r: &Report) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_round_runs_every_configuration_once_in_an_order_of_its_own() {
+        let rounds: Vec<Vec<Trial>> = (0..5).map(|k| round_order(1, k)).collect();
+        for order in &rounds {
+            assert_eq!(order.len(), 13);
+            for step in 0..=10 {
+                assert_eq!(
+                    order.iter().filter(|&&t| t == Trial::Split(step)).count(),
+                    1
+                );
+            }
+            assert_eq!(order.iter().filter(|&&t| t == Trial::Assumed).count(), 1);
+            assert_eq!(order.iter().filter(|&&t| t == Trial::Fastfit).count(), 1);
+        }
+        // A new order each round, the same for the same seed and round (every PE).
+        assert!(rounds.windows(2).all(|w| w[0] != w[1]), "{rounds:?}");
+        assert_eq!(round_order(1, 3), rounds[3]);
+        assert_ne!(round_order(2, 3), rounds[3]);
+        // FastFit is not always last (as it was before the rounds) nor first: over
+        // twenty rounds it takes many positions.
+        let at: std::collections::HashSet<usize> = (0..20)
+            .map(|k| round_order(1, k).iter().position(|&t| t == Trial::Fastfit))
+            .map(Option::unwrap)
+            .collect();
+        assert!(at.len() >= 6, "{at:?}");
+    }
+
+    #[test]
+    fn the_oracle_s_times_are_medians_each_taken_alone() {
+        assert_eq!(upper_median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(upper_median(vec![4.0, 1.0, 3.0, 2.0]), 3.0);
+        assert!(upper_median(Vec::new()).is_nan());
+        let t = |parallel_s, passes_s| RunTimes {
+            parallel_s,
+            passes_s,
+        };
+        // The fastest run's passes are not the fastest passes: each median alone.
+        let m = median_times(&[t(1.0, 0.5), t(3.0, 0.1), t(2.0, 0.3)]);
+        assert_eq!((m.parallel_s, m.passes_s), (2.0, 0.3));
+    }
 }
