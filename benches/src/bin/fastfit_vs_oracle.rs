@@ -46,6 +46,13 @@
 //!   for CBIR on native and 3.8-4.4 for the FFT (1 and 2 boards), so there the FFT's
 //!   `true` is itself about 2.5x off, and the splits about 2x off the measured ratio
 //!   are the FFT's `true` and 2.5 and CBIR's 5 and 20-25.
+//! - `static/split`: the static split with the assumed ratio over the best split,
+//!   run by run: what that assumption costs in this configuration. Where it is about
+//!   1, the assumed split is as good as the best (the splits' times are flat around
+//!   the true ratio) and FastFit can only beat it by beating the best split.
+//! - `0%/split`: the boards alone (the split with no work on the CPUs) over the best
+//!   split, run by run: the most the CPUs are worth here. A wrong split can lose at
+//!   most about this much by leaving the CPUs idle (more if it overloads them).
 //! - `FF/passes` (the FFT only): FastFit's row and column passes alone, without the
 //!   corner turns (the same work under every schedule, and most of the FFT's time
 //!   and noise on native), over those of the split whose passes have the lowest
@@ -53,8 +60,11 @@
 //! - `FFt/passes` (the FFT only): the same for FastFit started from the lines its
 //!   timed run learned (`fft2d`'s `fastfit_trained_passes_s`: no training in either
 //!   pass, as `--trained` starts it), against the same split.
+//! - `st/passes` (the FFT only): the same for the static split with the assumed ratio
+//!   (`static/split` for the passes alone).
 //!
-//! The JSON also has the held-out ratios of the passes
+//! In the JSON `static/split` is `static_over_best_split`, `0%/split`
+//! `boards_only_over_best_split` and `st/passes` `static_over_best_split_passes`; it also has the held-out ratios of the passes
 //! (`fastfit_over_best_split_passes_held_out`, `trained_over_best_split_passes_held_out`).
 
 use shmemplus_benches::median;
@@ -79,6 +89,8 @@ struct Times {
 /// One FFT oracle job's passes alone (seconds).
 struct Passes {
     fastfit: f64,
+    /// The static split with the assumed ratio.
+    fixed: f64,
     /// FastFit started from the lines its timed run learned.
     trained: f64,
     /// Every split's, in the sweep's order.
@@ -225,6 +237,7 @@ fn run_once(
         } else {
             Some(Passes {
                 fastfit: field("fastfit_passes_s")?,
+                fixed: field("static_passes_s")?,
                 trained: field("fastfit_trained_passes_s")?,
                 sweep: sweep(&v, "passes_s")?.into_iter().map(|(_, t)| t).collect(),
             })
@@ -307,6 +320,12 @@ fn best_split(runs: &[Times]) -> Result<usize, String> {
     }))
 }
 
+/// The split of a sweep that puts no work on the CPUs (the boards alone), if the
+/// sweep has one.
+fn boards_only_split(sweep: &[(f64, f64)]) -> Option<usize> {
+    sweep.iter().position(|&(cpu_share, _)| cpu_share == 0.0)
+}
+
 /// Of `splits` splits, the one whose times (`times(i)`: split `i`'s, one per run)
 /// have the lowest median.
 fn lowest_median(splits: usize, times: impl Fn(usize) -> Vec<f64>) -> usize {
@@ -370,10 +389,10 @@ fn main() -> Result<(), String> {
         let passes = if s.app == App::Cbir {
             ""
         } else {
-            "  FF/passes  FFt/passes"
+            "  FF/passes  FFt/passes  st/passes"
         };
         println!(
-            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>6} {:>6} {:>8} {:>12} {:>11} {:>10}{passes}",
+            "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>6} {:>6} {:>8} {:>12} {:>11} {:>10} {:>12} {:>9}{passes}",
             "profile",
             "boards",
             "assume",
@@ -387,7 +406,9 @@ fn main() -> Result<(), String> {
             "FF/split",
             "FF/split IQR",
             "FF/split ho",
-            "FF/static"
+            "FF/static",
+            "static/split",
+            "0%/split"
         );
     }
     for profile in &s.profiles {
@@ -411,6 +432,9 @@ fn main() -> Result<(), String> {
                     m(&|t| t.sweep[split].1),
                     m(&|t| t.fastfit / t.sweep[split].1),
                 );
+                let static_vs_split = m(&|t| t.fixed / t.sweep[split].1);
+                let boards_only = boards_only_split(&runs[0].sweep)
+                    .map(|i| m(&|t| t.sweep[i].1 / t.sweep[split].1));
                 let (q1, q3) =
                     quartiles(runs.iter().map(|t| t.fastfit / t.sweep[split].1).collect());
                 let held_out = held_out_ratios(
@@ -427,19 +451,25 @@ fn main() -> Result<(), String> {
                     .iter()
                     .map(|t| t.passes.as_ref())
                     .collect::<Option<Vec<_>>>();
-                let (vs_split_passes, trained_vs_split_passes) = match &passes {
-                    Some(passes) => {
-                        let best = lowest_median(passes[0].sweep.len(), |i| {
-                            passes.iter().map(|p| p.sweep[i]).collect()
-                        });
-                        let (untrained, trained) = passes
-                            .iter()
-                            .map(|p| (p.fastfit / p.sweep[best], p.trained / p.sweep[best]))
-                            .unzip();
-                        (Some(median(untrained)), Some(median(trained)))
-                    }
-                    None => (None, None),
-                };
+                let (vs_split_passes, trained_vs_split_passes, static_vs_split_passes) =
+                    match &passes {
+                        Some(passes) => {
+                            let best = lowest_median(passes[0].sweep.len(), |i| {
+                                passes.iter().map(|p| p.sweep[i]).collect()
+                            });
+                            let (untrained, trained) = passes
+                                .iter()
+                                .map(|p| (p.fastfit / p.sweep[best], p.trained / p.sweep[best]))
+                                .unzip();
+                            let fixed = passes.iter().map(|p| p.fixed / p.sweep[best]).collect();
+                            (
+                                Some(median(untrained)),
+                                Some(median(trained)),
+                                Some(median(fixed)),
+                            )
+                        }
+                        None => (None, None, None),
+                    };
                 // The same, held out (see `FF/split ho`).
                 let passes_held_out = |value: fn(&&Passes) -> f64| {
                     passes.as_ref().and_then(|p| {
@@ -467,21 +497,30 @@ fn main() -> Result<(), String> {
                             "fastfit_over_best_split_held_out": held_out,
                             "fastfit_over_best_split_passes_held_out": vs_split_passes_ho,
                             "trained_over_best_split_passes_held_out": trained_vs_split_passes_ho,
+                            "static_over_best_split": static_vs_split,
+                            "boards_only_over_best_split": boards_only,
                             "fastfit_over_best_split_passes": vs_split_passes,
                             "trained_over_best_split_passes": trained_vs_split_passes,
+                            "static_over_best_split_passes": static_vs_split_passes,
                         })
                     );
                 } else {
-                    let passes = match (vs_split_passes, trained_vs_split_passes) {
-                        (Some(p), Some(t)) => format!(" {p:>10.3} {t:>11.3}"),
+                    let passes = match (
+                        vs_split_passes,
+                        trained_vs_split_passes,
+                        static_vs_split_passes,
+                    ) {
+                        (Some(p), Some(t), Some(f)) => format!(" {p:>10.3} {t:>11.3} {f:>10.3}"),
                         _ => String::new(),
                     };
                     let iqr = format!("{q1:.3}-{q3:.3}");
                     let measured_ratio =
                         measured_ratio.map_or_else(|| "-".to_string(), |r| format!("{r:.1}"));
                     let held_out = held_out.map_or_else(|| "-".to_string(), |h| format!("{h:.3}"));
+                    let boards_only =
+                        boards_only.map_or_else(|| "-".to_string(), |b| format!("{b:.3}"));
                     println!(
-                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {ff_cpu:>6.2} {measured_ratio:>6} {vs_split:>8.3} {iqr:>12} {held_out:>11} {vs_static:>10.3}{passes}",
+                        "{profile:<8} {boards:>6} {assume:>7} {:>10.2} {:>10.2} {:>10.2} {vs_best:>8.3} {split_share:>6.1} {ff_cpu:>6.2} {measured_ratio:>6} {vs_split:>8.3} {iqr:>12} {held_out:>11} {vs_static:>10.3} {static_vs_split:>12.3} {boards_only:>9}{passes}",
                         best * 1e3,
                         fixed * 1e3,
                         ff * 1e3
@@ -596,6 +635,13 @@ mod tests {
             Some(vec![2.0 / 1.5, 2.0 / 1.6])
         );
         assert_eq!(held_out_ratios(&runs[..1], 2, |r| r.0, |r, i| r.1[i]), None);
+    }
+
+    #[test]
+    fn the_boards_alone_are_the_split_with_no_cpu_share() {
+        let sweep = [(0.1, 2.0), (0.0, 3.0), (0.2, 1.0)];
+        assert_eq!(boards_only_split(&sweep), Some(1));
+        assert_eq!(boards_only_split(&[(0.5, 1.0), (1.0, 2.0)]), None);
     }
 
     #[test]
