@@ -49,7 +49,12 @@
 //! - `static/split`: the static split with the assumed ratio over the best split,
 //!   run by run: what that assumption costs in this configuration. Where it is about
 //!   1, the assumed split is as good as the best (the splits' times are flat around
-//!   the true ratio) and FastFit can only beat it by beating the best split.
+//!   the true ratio) and FastFit can only beat it by beating the best split. An
+//!   assumption of `1000000` makes the assumed split the sweep's boards-only split:
+//!   `static/split` over `0%/split` then measures the oracle itself (the same split
+//!   run at two places in a job; with one run each in a fixed order that found the
+//!   FFT's later runs 14% faster, hence `fft2d`'s shuffled rounds: each FFT job's
+//!   times are medians of 5 rounds, CBIR's single runs in a fixed order).
 //! - `0%/split`: the boards alone (the split with no work on the CPUs) over the best
 //!   split, run by run: the most the CPUs are worth here. A wrong split can lose at
 //!   most about this much by leaving the CPUs idle (more if it overloads them).
