@@ -14,6 +14,8 @@
 //! - [`devices`]: the per-device lines of a co-scheduled (FastFit) run's report.
 //! - [`phases`]: wall-clock phase timing with barriers between phases, and the report's
 //!   formatting helpers.
+//! - [`oracle`]: the order and the medians of the oracles' rounds (`--schedule
+//!   oracle`).
 //! - [`rng`]: the small deterministic generator both applications draw their data from.
 //! - [`trained`]: the `--trained FILE` both applications keep FastFit's lines in.
 //!
@@ -25,6 +27,7 @@ pub mod board;
 pub mod cbir;
 pub mod devices;
 pub mod fft;
+pub mod oracle;
 pub mod phases;
 pub mod rng;
 pub mod trained;

@@ -318,6 +318,13 @@ fn split_assume_moves_the_static_split() {
     );
     let r = job(CBIR, &shape, &args(&["--split-assume", "0"]));
     failed_with(&r, "speedup");
+    let r = job(CBIR, &shape, &args(&["--oracle-rounds", "2"]));
+    failed_with(&r, "--oracle-rounds applies to --schedule oracle");
+    for bad in ["0", "1001"] {
+        let flag = format!("--oracle-rounds={bad}");
+        let r = job(CBIR, &shape, &args(&["--schedule", "oracle", &flag]));
+        failed_with(&r, "--oracle-rounds");
+    }
 }
 
 #[test]
@@ -329,7 +336,14 @@ fn the_oracle_reports_every_split_and_the_best_as_total() {
     let r = job(
         CBIR,
         &shape,
-        &args(&["--verify", "--schedule", "oracle", "--json"]),
+        &args(&[
+            "--verify",
+            "--schedule",
+            "oracle",
+            "--oracle-rounds",
+            "2",
+            "--json",
+        ]),
     );
     assert_eq!(
         r.outcome,

@@ -25,6 +25,7 @@ use shmemplus_apps::cbir::plan::{Device, Plan, Share};
 use shmemplus_apps::cbir::search::{record, sad, top_k, Hit, TopK};
 use shmemplus_apps::cbir::{kernel, IndexedImage, PIXELS, SIDE};
 use shmemplus_apps::devices::{self, DeviceLine};
+use shmemplus_apps::oracle;
 use shmemplus_apps::phases::{deviation, ms, Phase, PhaseTimer};
 use shmemplus_apps::trained::{self, TrainedFile};
 use std::path::PathBuf;
@@ -92,7 +93,8 @@ struct Args {
     /// time from a pool in PE 0's memory: boards in chunks sized by the FastFit model
     /// after two timed samples, CPUs in chunks sized by their measured speed), or
     /// oracle (every static split with 0%, 10%, ..., 100% of the images on the CPUs,
-    /// run one after the other; reports the best).
+    /// the assumed split and FastFit, each --oracle-rounds times in shuffled rounds;
+    /// reports the best split's median run).
     #[arg(long, value_enum, default_value_t = Schedule::Static)]
     schedule: Schedule,
     /// The board / CPU-core speed ratio the static split assumes (default:
@@ -100,7 +102,15 @@ struct Args {
     /// oracle, the static split it compares with the best.
     #[arg(long, value_name = "S")]
     split_assume: Option<f64>,
-    /// With --schedule fastfit (or oracle: its timed FastFit run): write every device's
+    /// With --schedule oracle: how many times it runs each of its configurations
+    /// (every split, the assumed split and FastFit), in rounds of a shuffled order (a
+    /// new order each round, the same on every PE, from --seed); each time it reports
+    /// is the median of that configuration's runs. Runs late in a job gain from its
+    /// drift, so a fixed order favours what runs last. Default 5.
+    #[arg(long, value_name = "R",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=oracle::MAX_ROUNDS as u64))]
+    oracle_rounds: Option<usize>,
+    /// With --schedule fastfit (or oracle: its last FastFit run): write every device's
     /// chunks (a timeline, JSON) to this file, for `shmemplus cosched-plot FILE -o
     /// throughput.png`.
     #[arg(long, value_name = "FILE")]
@@ -364,11 +374,12 @@ struct Report {
     /// lines (else they trained), and whether this run's lines were written to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     trained: Option<TrainedFile>,
-    /// Under the oracle: every static split tried and its total time.
+    /// Under the oracle: every static split tried and its total time (the median of
+    /// its runs).
     sweep: Vec<SplitTime>,
     /// Under the oracle: the total time of the static split (in proportion to
-    /// --split-assume, default --board-speedup) and of FastFit, run after the sweep in
-    /// the same process.
+    /// --split-assume, default --board-speedup) and of FastFit, run in the same
+    /// rounds as the sweep (medians of their runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     static_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -452,6 +463,9 @@ fn run(args: &Args) -> Result<()> {
     let shmem = shmemplus::init()?;
     // Checked before any PE allocates anything.
     shmemplus_cosched::Rho::new(args.rho).context("--rho")?;
+    if args.oracle_rounds.is_some() && args.schedule != Schedule::Oracle {
+        bail!("--oracle-rounds applies to --schedule oracle");
+    }
     if args.schedule == Schedule::Fastfit && args.split_assume.is_some() {
         bail!("--split-assume applies to the static split (--schedule static or oracle)");
     }
@@ -707,10 +721,50 @@ struct SplitTime {
     total_s: f64,
 }
 
-/// `--schedule oracle`: the static run with 0%, 10%, ..., 100% of each node's images
-/// on its CPUs (`--device fpga` for 0%, `cpu` for 100%, else the hybrid split whose
-/// assumed speed ratio gives that share), one after the other, all with the CPU speed
-/// measured by the first; PE 0 reports every split's time and the best run in full.
+/// One configuration the oracle times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trial {
+    /// The static split with `step` tenths of each node's images on its CPUs.
+    Split(u32),
+    /// The static split that `--split-assume` (default `--board-speedup`) gives.
+    Assumed,
+    /// FastFit.
+    Fastfit,
+}
+
+/// The eleven splits, the assumed split and FastFit.
+fn trials() -> Vec<Trial> {
+    (0..=10)
+        .map(Trial::Split)
+        .chain([Trial::Assumed, Trial::Fastfit])
+        .collect()
+}
+
+/// `args` set to the static split with `step` tenths of each node's images on its
+/// CPUs (`--device fpga` for 0%, `cpu` for 100%, else the hybrid split whose
+/// assumed speed ratio gives that share), for `ppn` PEs and `boards` boards a node.
+fn split_args(args: &Args, step: u32, ppn: u32, boards: u32) -> Args {
+    let mut a = args.clone();
+    let cpu_share = f64::from(step) / 10.0;
+    a.device = match step {
+        0 => Device::Fpga,
+        10 => Device::Cpu,
+        _ => Device::Hybrid,
+    };
+    // A node's CPUs weigh 1 each and its boards S each: a CPU share f is
+    // S = ppn (1 - f) / (f boards).
+    a.split_assume = (step > 0 && step < 10)
+        .then(|| f64::from(ppn) * (1.0 - cpu_share) / (cpu_share * f64::from(boards)));
+    a
+}
+
+/// `--schedule oracle`: every static split with 0%, 10%, ..., 100% of each node's
+/// images on its CPUs, the static split `--split-assume` gives, and FastFit, each
+/// `--oracle-rounds` times in rounds of an order of their own (`oracle::round_order`:
+/// with one run each in a fixed order, the runs after the sweep gained about 1% from
+/// the job's drift), all with the CPU speed measured by the first warm-up. PE 0
+/// reports every split's median time and the best split's median run in full, with
+/// the medians of the assumed split and of FastFit.
 fn run_oracle(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<()> {
     let (ppn, boards) = (shmem.topology().pes_per_node, shmem.fpgas());
     if boards == 0 {
@@ -719,65 +773,75 @@ fn run_oracle(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<(
     if args.device != Device::Hybrid {
         bail!("--schedule oracle tries every split itself: leave --device at hybrid");
     }
-    let mut sweep = Vec::new();
-    let mut best: Option<StaticRun> = None;
-    let mut try_args = args.clone();
-    // Step 0 runs three times and only the last counts, so that every split is timed
-    // warm: the first run touches every buffer, and the second still gets fresh pages
-    // for its largest (the allocator only keeps memory of that size after one has been
+    // Step 0 runs twice before anything counts, so that every split is timed warm:
+    // the first run touches every buffer, and the second still gets fresh pages for
+    // its largest (the allocator only keeps memory of that size after one has been
     // freed from its heap), which cost step 0 up to 5 ms of page faults on native.
+    // The first also measures the CPU path's speed, which every later run keeps.
     const WARM_UPS: usize = 2;
-    for (i, step) in std::iter::repeat_n(0, WARM_UPS)
-        .chain(0..=10u32)
-        .enumerate()
-    {
-        let warm_up = i < WARM_UPS;
-        let cpu_share = f64::from(step) / 10.0;
-        try_args.device = match step {
-            0 => Device::Fpga,
-            10 => Device::Cpu,
-            _ => Device::Hybrid,
-        };
-        // A node's CPUs weigh 1 each and its boards S each: a CPU share f is
-        // S = ppn (1 - f) / (f boards).
-        try_args.split_assume = (step > 0 && step < 10)
-            .then(|| f64::from(ppn) * (1.0 - cpu_share) / (cpu_share * f64::from(boards)));
-        let (run, cpu_ns) = run_static(&try_args, source, &shmem)?;
-        try_args.cpu_ns_per_pixel = try_args.cpu_ns_per_pixel.or(cpu_ns);
-        if warm_up {
-            continue;
-        }
-        if let Some(run) = run {
-            sweep.push(SplitTime {
-                cpu_share,
-                total_s: run.report.total_s,
-            });
-            if best
-                .as_ref()
-                .is_none_or(|b| run.report.total_s < b.report.total_s)
-            {
-                best = Some(run);
+    let mut run_args = args.clone();
+    for _ in 0..WARM_UPS {
+        let (_, cpu_ns) = run_static(&split_args(&run_args, 0, ppn, boards), source, &shmem)?;
+        run_args.cpu_ns_per_pixel = run_args.cpu_ns_per_pixel.or(cpu_ns);
+    }
+    let args_given = args;
+    let args = &run_args;
+    // FastFit's first run touches its staging buffers: a warm-up too.
+    let stagings = Stagings::default();
+    fastfit_once(args, source, &shmem, &stagings)?;
+    let rounds = args.oracle_rounds.unwrap_or(oracle::DEFAULT_ROUNDS);
+    let trials = trials();
+    // PE 0's runs (the other PEs' are `None`).
+    let mut splits: Vec<Vec<StaticRun>> = (0..=10).map(|_| Vec::new()).collect();
+    let (mut assumed, mut fastfits) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        for trial in oracle::round_order(&trials, args.seed, round) {
+            match trial {
+                Trial::Split(step) => {
+                    let (run, _) =
+                        run_static(&split_args(args, step, ppn, boards), source, &shmem)?;
+                    if let (Some(run), Some(runs)) = (run, splits.get_mut(step as usize)) {
+                        runs.push(run);
+                    }
+                }
+                Trial::Assumed => {
+                    let (run, _) = run_static(args, source, &shmem)?;
+                    assumed.extend(run.map(|r| r.report.total_s));
+                }
+                Trial::Fastfit => {
+                    fastfits.extend(fastfit_once(args, source, &shmem, &stagings)?);
+                }
             }
         }
     }
-    // In the same process and as warm: the default static split and FastFit.
-    let mut default_args = args.clone();
-    default_args.cpu_ns_per_pixel = try_args.cpu_ns_per_pixel;
-    let (default_static, _) = run_static(&default_args, source, &shmem)?;
-    // FastFit's first run touches its staging buffers: warm-up, as step 0 above.
-    let stagings = Stagings::default();
-    fastfit_once(&default_args, source, &shmem, &stagings)?;
-    let fastfit = fastfit_once(&default_args, source, &shmem, &stagings)?;
+    let mut sweep = Vec::new();
+    let mut best: Option<StaticRun> = None;
+    for (step, runs) in (0u32..).zip(splits) {
+        let Some(run) = oracle::median_by(runs, |r| r.report.total_s) else {
+            continue;
+        };
+        sweep.push(SplitTime {
+            cpu_share: f64::from(step) / 10.0,
+            total_s: run.report.total_s,
+        });
+        if best
+            .as_ref()
+            .is_none_or(|b| run.report.total_s < b.report.total_s)
+        {
+            best = Some(run);
+        }
+    }
+    let fastfit = oracle::median_by(fastfits, |r| r.report.total_s);
     if let Some(mut best) = best {
         best.report.schedule = Schedule::Oracle;
         best.report.sweep = sweep;
-        best.report.static_s = default_static.map(|r| r.report.total_s);
+        best.report.static_s = (!assumed.is_empty()).then(|| oracle::upper_median(assumed));
         best.report.fastfit_images_on_cpus = fastfit.as_ref().map(|r| r.report.images_on_cpus);
         best.report.fastfit_speed_ratio =
             fastfit.as_ref().and_then(|r| r.report.fastfit_speed_ratio);
         best.report.fastfit_s = fastfit.map(|r| r.report.total_s);
         conclude(
-            args,
+            args_given,
             &shmem,
             source,
             &best.query,

@@ -18,8 +18,8 @@ use shmemplus_apps::fft::corner_turn::CornerTurn;
 use shmemplus_apps::fft::distributed::{self, fft2d_distributed, BoardRows};
 use shmemplus_apps::fft::serial::{fft2d, input_row, max_relative_error, RowFft};
 use shmemplus_apps::fft::{kernel, Complex32};
+use shmemplus_apps::oracle;
 use shmemplus_apps::phases::{ms, Phase, PhaseTimer};
-use shmemplus_apps::rng::SplitMix;
 use shmemplus_apps::trained::{self, TrainedFile};
 use std::process::ExitCode;
 
@@ -100,7 +100,7 @@ struct Args {
     /// Runs late in a job came out faster than early ones, so a fixed order favours
     /// what runs last. Default 5.
     #[arg(long, value_name = "R",
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=oracle::MAX_ROUNDS as u64))]
     oracle_rounds: Option<usize>,
     /// Seed of the input image.
     #[arg(long, default_value_t = 1)]
@@ -131,7 +131,7 @@ struct Args {
     /// Print the report as one JSON object instead of text.
     #[arg(long)]
     json: bool,
-    /// With --schedule fastfit (or oracle: its timed FastFit run): write every
+    /// With --schedule fastfit (or oracle: its FastFit run of median time): write every
     /// device's chunks of both passes to this file (a timeline, JSON: seconds since
     /// the row pass's loop started, the column pass's chunks after the corner turn),
     /// for `shmemplus cosched-plot FILE -o throughput.png`.
@@ -720,13 +720,6 @@ struct FastfitRun {
     devices: Vec<shmemplus_cosched::DeviceReport>,
 }
 
-/// The oracle's rounds when `--oracle-rounds` is not given.
-const ORACLE_ROUNDS: usize = 5;
-
-/// The random stream of the oracle's orders (round `k` uses this plus `k`), apart
-/// from the input rows' streams (their row indices, below 2^14).
-const ORACLE_ORDER_STREAM: u64 = 0x6F72_6465_7200_0000;
-
 /// One configuration the oracle times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Trial {
@@ -738,28 +731,19 @@ enum Trial {
     Fastfit,
 }
 
-/// The eleven splits, the assumed split and FastFit, in the order the oracle runs
-/// them in round `round` of a job of seed `seed` (a function of the two alone, so
-/// the same on every PE).
-fn round_order(seed: u64, round: usize) -> Vec<Trial> {
-    let mut order: Vec<Trial> = (0..=10)
+/// The eleven splits, the assumed split and FastFit.
+fn trials() -> Vec<Trial> {
+    (0..=10)
         .map(Trial::Split)
         .chain([Trial::Assumed, Trial::Fastfit])
-        .collect();
-    SplitMix::new(seed, ORACLE_ORDER_STREAM.wrapping_add(round as u64)).shuffle(&mut order);
-    order
+        .collect()
 }
 
-/// The run of median time of `runs` (not empty; of an even number, the upper of the
-/// two middle ones), and the median of their passes alone: its time and the passes'
-/// median (which may be another run's).
-fn median_run(mut runs: Vec<Run>) -> Result<(Run, RunTimes)> {
-    let passes_s = upper_median(runs.iter().map(Run::passes_s).collect());
-    runs.sort_by(|a, b| a.parallel_s.total_cmp(&b.parallel_s));
-    let middle = runs.len() / 2;
-    let run = runs
-        .into_iter()
-        .nth(middle)
+/// The run of median time of `runs` (see `oracle::median_by`), and the median of
+/// their passes taken alone (which may be another run's).
+fn median_run(runs: Vec<Run>) -> Result<(Run, RunTimes)> {
+    let passes_s = oracle::upper_median(runs.iter().map(Run::passes_s).collect());
+    let run = oracle::median_by(runs, |r| r.parallel_s)
         .ok_or_else(|| anyhow::anyhow!("the oracle has no run of a configuration"))?;
     let times = RunTimes {
         parallel_s: run.parallel_s,
@@ -768,19 +752,12 @@ fn median_run(mut runs: Vec<Run>) -> Result<(Run, RunTimes)> {
     Ok((run, times))
 }
 
-/// The medians of `times`, each taken alone (see `median_run`).
+/// The medians of `times`, each taken alone.
 fn median_times(times: &[RunTimes]) -> RunTimes {
     RunTimes {
-        parallel_s: upper_median(times.iter().map(|t| t.parallel_s).collect()),
-        passes_s: upper_median(times.iter().map(|t| t.passes_s).collect()),
+        parallel_s: oracle::upper_median(times.iter().map(|t| t.parallel_s).collect()),
+        passes_s: oracle::upper_median(times.iter().map(|t| t.passes_s).collect()),
     }
-}
-
-/// The median of `v` (of an even number, the upper of the two middle values; NaN
-/// for none).
-fn upper_median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// `--schedule oracle`: every static split of each PE's rows (0%, 10%, ..., 100% on
@@ -804,7 +781,8 @@ fn sweep(
     pes_per_node: u32,
 ) -> Result<Oracle> {
     let r = job.ct.rows_per_pe();
-    let rounds = args.oracle_rounds.unwrap_or(ORACLE_ROUNDS);
+    let rounds = args.oracle_rounds.unwrap_or(oracle::DEFAULT_ROUNDS);
+    let trials = trials();
     let split = |cpu_rows: usize| distributed::Device::Split {
         boards: on_boards,
         cpu_rows,
@@ -827,7 +805,7 @@ fn sweep(
     let mut splits: Vec<Vec<Run>> = (0..=10).map(|_| Vec::new()).collect();
     let (mut fixed, mut fastfits, mut trained) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
-        for trial in round_order(args.seed, round) {
+        for trial in oracle::round_order(&trials, args.seed, round) {
             match trial {
                 Trial::Split(step) => {
                     // Rounded to whole rows.
@@ -1095,37 +1073,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_round_runs_every_configuration_once_in_an_order_of_its_own() {
-        let rounds: Vec<Vec<Trial>> = (0..5).map(|k| round_order(1, k)).collect();
-        for order in &rounds {
-            assert_eq!(order.len(), 13);
-            for step in 0..=10 {
-                assert_eq!(
-                    order.iter().filter(|&&t| t == Trial::Split(step)).count(),
-                    1
-                );
-            }
-            assert_eq!(order.iter().filter(|&&t| t == Trial::Assumed).count(), 1);
-            assert_eq!(order.iter().filter(|&&t| t == Trial::Fastfit).count(), 1);
+    fn the_oracle_tries_every_split_the_assumed_split_and_fastfit_once_a_round() {
+        let t = trials();
+        assert_eq!(t.len(), 13);
+        for step in 0..=10 {
+            assert_eq!(t.iter().filter(|&&x| x == Trial::Split(step)).count(), 1);
         }
-        // A new order each round, the same for the same seed and round (every PE).
-        assert!(rounds.windows(2).all(|w| w[0] != w[1]), "{rounds:?}");
-        assert_eq!(round_order(1, 3), rounds[3]);
-        assert_ne!(round_order(2, 3), rounds[3]);
-        // FastFit is not always last (as it was before the rounds) nor first: over
-        // twenty rounds it takes many positions.
-        let at: std::collections::HashSet<usize> = (0..20)
-            .map(|k| round_order(1, k).iter().position(|&t| t == Trial::Fastfit))
-            .map(Option::unwrap)
-            .collect();
-        assert!(at.len() >= 6, "{at:?}");
+        assert!(t.contains(&Trial::Assumed) && t.contains(&Trial::Fastfit));
     }
 
     #[test]
     fn the_oracle_s_times_are_medians_each_taken_alone() {
-        assert_eq!(upper_median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(upper_median(vec![4.0, 1.0, 3.0, 2.0]), 3.0);
-        assert!(upper_median(Vec::new()).is_nan());
         let t = |parallel_s, passes_s| RunTimes {
             parallel_s,
             passes_s,
