@@ -24,6 +24,34 @@ pub const MAX_ROUNDS: usize = 1000;
 /// the streams the applications' data use (image ids and row indices, below 2^32).
 const ORDER_STREAM: u64 = 0x6F72_6465_7200_0000;
 
+/// One configuration an oracle times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trial {
+    /// The static split with `step` tenths (0 to 10) of the work on the CPUs.
+    Split(u32),
+    /// The static split for the speed ratio `--split-assume` gives (default
+    /// `--board-speedup`).
+    Assumed,
+    /// FastFit (`fft2d` follows it with a run started from what it learned).
+    Fastfit,
+}
+
+/// Every configuration an oracle times: the eleven splits (0% to 100% of the work
+/// on the CPUs), the assumed split and FastFit.
+///
+/// ```
+/// use shmemplus_apps::oracle::{trials, Trial};
+/// let t = trials();
+/// assert_eq!(t.len(), 13);
+/// assert_eq!((t[0], t[10], t[12]), (Trial::Split(0), Trial::Split(10), Trial::Fastfit));
+/// ```
+pub fn trials() -> Vec<Trial> {
+    (0..=10)
+        .map(Trial::Split)
+        .chain([Trial::Assumed, Trial::Fastfit])
+        .collect()
+}
+
 /// `configs` in the order round `round` of a job of seed `seed` runs them: a random
 /// permutation, a new one each round, the same for the same seed and round (on
 /// every PE).
@@ -94,6 +122,17 @@ mod tests {
             .filter_map(|k| round_order(&configs, 1, k).iter().position(|&c| c == 12))
             .collect();
         assert!(at.len() >= 6, "{at:?}");
+    }
+
+    #[test]
+    fn the_oracle_tries_every_split_the_assumed_split_and_fastfit_once_a_round() {
+        let t = trials();
+        assert_eq!(t.len(), 13);
+        for step in 0..=10 {
+            assert_eq!(t.iter().filter(|&&x| x == Trial::Split(step)).count(), 1);
+        }
+        assert_eq!(t.iter().filter(|&&x| x == Trial::Assumed).count(), 1);
+        assert_eq!(t.iter().filter(|&&x| x == Trial::Fastfit).count(), 1);
     }
 
     #[test]

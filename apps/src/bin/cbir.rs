@@ -25,7 +25,7 @@ use shmemplus_apps::cbir::plan::{Device, Plan, Share};
 use shmemplus_apps::cbir::search::{record, sad, top_k, Hit, TopK};
 use shmemplus_apps::cbir::{kernel, IndexedImage, PIXELS, SIDE};
 use shmemplus_apps::devices::{self, DeviceLine};
-use shmemplus_apps::oracle;
+use shmemplus_apps::oracle::{self, Trial};
 use shmemplus_apps::phases::{deviation, ms, Phase, PhaseTimer};
 use shmemplus_apps::trained::{self, TrainedFile};
 use std::path::PathBuf;
@@ -721,25 +721,6 @@ struct SplitTime {
     total_s: f64,
 }
 
-/// One configuration the oracle times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Trial {
-    /// The static split with `step` tenths of each node's images on its CPUs.
-    Split(u32),
-    /// The static split that `--split-assume` (default `--board-speedup`) gives.
-    Assumed,
-    /// FastFit.
-    Fastfit,
-}
-
-/// The eleven splits, the assumed split and FastFit.
-fn trials() -> Vec<Trial> {
-    (0..=10)
-        .map(Trial::Split)
-        .chain([Trial::Assumed, Trial::Fastfit])
-        .collect()
-}
-
 /// `args` set to the static split with `step` tenths of each node's images on its
 /// CPUs (`--device fpga` for 0%, `cpu` for 100%, else the hybrid split whose
 /// assumed speed ratio gives that share), for `ppn` PEs and `boards` boards a node.
@@ -790,7 +771,7 @@ fn run_oracle(args: &Args, source: &Source, shmem: shmemplus::Shmem) -> Result<(
     let stagings = Stagings::default();
     fastfit_once(args, source, &shmem, &stagings)?;
     let rounds = args.oracle_rounds.unwrap_or(oracle::DEFAULT_ROUNDS);
-    let trials = trials();
+    let trials = oracle::trials();
     // PE 0's runs (the other PEs' are `None`).
     let mut splits: Vec<Vec<StaticRun>> = (0..=10).map(|_| Vec::new()).collect();
     let (mut assumed, mut fastfits) = (Vec::new(), Vec::new());

@@ -53,8 +53,8 @@
 //!   assumption of `1000000` makes the assumed split the sweep's boards-only split:
 //!   `static/split` over `0%/split` then measures the oracle itself (the same split
 //!   run at two places in a job; with one run each in a fixed order that found the
-//!   FFT's later runs 14% faster, hence `fft2d`'s shuffled rounds: each FFT job's
-//!   times are medians of 5 rounds, CBIR's single runs in a fixed order).
+//!   FFT's later runs 14% faster, CBIR's 1%, hence the oracles' shuffled rounds:
+//!   each job's times are medians of 5 rounds).
 //! - `0%/split`: the boards alone (the split with no work on the CPUs) over the best
 //!   split, run by run: the most the CPUs are worth here. A wrong split can lose at
 //!   most about this much by leaving the CPUs idle (more if it overloads them).
