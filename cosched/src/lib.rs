@@ -14,7 +14,7 @@
 //!   through the boards' samples, the CPU path's time per iteration on one thread);
 //!   `sizing`: what a board (FastFit) or a CPU (measured throughput) asks for next,
 //!   from them; `plan`: on one driver thread, the board chunks that end a node's
-//!   boards together.
+//!   boards together; `stats`: the median they and the reports share.
 //! - [`report`]: what each device did.
 //!
 //! This crate owns *who runs which iterations and when*. It must not know what an
@@ -46,6 +46,7 @@ pub mod pool;
 pub mod report;
 pub mod run;
 mod sizing;
+mod stats;
 
 pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;

@@ -8,7 +8,7 @@
 //! decide anything: the runner and the sizers fill the reports.
 
 use crate::fastfit::{PipelineModel, Sample};
-use crate::sizing::median;
+use crate::stats::median;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use shmemplus::{Place, Shmem};

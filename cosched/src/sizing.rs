@@ -49,6 +49,7 @@ use crate::fastfit::{PipelineModel, Rho, Sample};
 use crate::fits::SharedTraining;
 use crate::plan::{cpu_item_planned_s, DeadlinePlan, NodeNow, DEFAULT_CPU_SPREAD};
 use crate::report::BoardFit;
+use crate::stats::median;
 use std::cell::Cell;
 
 /// The communication model's price of a board chunk's transfers (its inputs put into
@@ -958,15 +959,6 @@ impl CpuSizer {
         let sized = ((rate * self.chunk_s) as u64).max(1);
         self.want = sized.min((left / self.workers).max(1));
     }
-}
-
-/// The median of `v` (the upper one of an even count; it sorts `v`), `None` if empty.
-pub(crate) fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
 }
 
 #[cfg(test)]
