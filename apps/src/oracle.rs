@@ -79,9 +79,8 @@ pub fn round_order<T: Clone>(configs: &[T], seed: u64, round: usize) -> Vec<T> {
 /// assert_eq!(upper_median(vec![3.0, 1.0, 2.0]), 2.0);
 /// assert_eq!(upper_median(vec![4.0, 1.0, 3.0, 2.0]), 3.0);
 /// ```
-pub fn upper_median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+pub fn upper_median(v: Vec<f64>) -> f64 {
+    median_by(v, |&x| x).unwrap_or(f64::NAN)
 }
 
 /// The run of median `time` among `runs` (of an even number the upper of the two
