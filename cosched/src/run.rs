@@ -839,6 +839,18 @@ struct Slot {
 /// most.
 const CPU_PIECES: u64 = 8;
 
+/// The iterations of each piece of a CPU chunk of `items` under the one-thread
+/// driver: a [`CPU_PIECES`]th (at least 1), or all of them when `no_boards` (every
+/// board of the thread is retired, or it drives none): pieces are there to serve the
+/// boards between them, and each costs the thread its bookkeeping and clock reads.
+fn piece_size(items: u64, no_boards: bool) -> u64 {
+    if no_boards {
+        items.max(1)
+    } else {
+        items.div_ceil(CPU_PIECES).max(1)
+    }
+}
+
 /// The virtual-clock driver: this thread drives the boards and runs CPU chunks.
 fn one_thread<B: BoardPath>(
     ctx: &Ctx<'_>,
@@ -923,7 +935,7 @@ fn one_thread<B: BoardPath>(
                     }
                     let items = chunk.range.end - chunk.range.start;
                     let start_s = ctx.now_s();
-                    let piece = items.div_ceil(CPU_PIECES).max(1);
+                    let piece = piece_size(items, slots.iter().all(|s| s.retired));
                     let mut at = chunk.range.start;
                     while at < chunk.range.end {
                         let end = at.saturating_add(piece).min(chunk.range.end);
@@ -1337,6 +1349,14 @@ mod tests {
         // Before the CPU's time is known it may take (the boards wait for it).
         assert_eq!(iterations_within(36e-6, 0.0, 40e-6), u64::MAX);
         assert_eq!(iterations_within(36e-6, f64::NAN, 0.0), u64::MAX);
+    }
+
+    #[test]
+    fn a_cpu_chunk_runs_in_one_piece_when_no_board_is_left_to_serve() {
+        assert_eq!(piece_size(64, false), 8);
+        assert_eq!(piece_size(3, false), 1);
+        assert_eq!(piece_size(64, true), 64);
+        assert_eq!(piece_size(0, true), 1);
     }
 
     #[test]

@@ -957,7 +957,33 @@ impl CpuSizer {
         self.rate = Some(rate);
         // `as` saturates; the pool clamps to the loop's length.
         let sized = ((rate * self.chunk_s) as u64).max(1);
-        self.want = sized.min((left / self.workers).max(1));
+        self.want = sized.min((left / self.workers_taking()).max(1));
+    }
+
+    /// The loop's workers that still take (at least 1): its CPUs and the boards not
+    /// retired, every node's counted as this node's (they are alike, as the share
+    /// assumes); all of them while this CPU knows nothing of the boards.
+    ///
+    /// A CPU takes no more than its even part of what is left, so that the others
+    /// get theirs; retired boards take nothing. Counting them, a CPU left alone by
+    /// its boards (the 2D FFT on novo-g, whose boards stop because a row's DMA
+    /// costs more than the CPU's row) halved its chunks with 1 board per node and
+    /// took a fifth of what was left with 4: about 25 chunks of a PE's 256 rows, each
+    /// in pieces, and FastFit's passes took 1.07-1.21x those of the split with all
+    /// rows on the CPUs.
+    fn workers_taking(&self) -> u64 {
+        let Some(seen) = self.boards.as_ref().filter(|s| s.node_boards > 0) else {
+            return self.workers.max(1);
+        };
+        let retired = seen
+            .training
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retired
+            .min(seen.node_boards);
+        // At most `boards`: `retired <= node_boards`.
+        let retired_in_job = seen.boards.saturating_mul(retired) / seen.node_boards;
+        self.workers.saturating_sub(retired_in_job).max(1)
     }
 }
 
@@ -1785,6 +1811,11 @@ mod tests {
         // Both retired: only the CPUs are left, and nothing caps the chunk.
         b.retire();
         assert_eq!(c.want_now(998_000), two_ms);
+        // Nor do the retired boards count among the workers whose even part of what
+        // is left caps the next chunk: of 3000 left, the 2 CPUs' half (1500), not
+        // the 4 workers' quarter (750).
+        c.done(2000, 2e-3, 3000);
+        assert_eq!(c.want(), 1500);
         // A PE that drives no board knows nothing of them: no cap.
         let blind = CpuSizer::new(10, 2e-3, 4, 1_000_000).with_boards(BoardsSeen {
             node_boards: 0,
