@@ -81,7 +81,7 @@ impl DeviceLine {
             predicted_s: d.fit.as_ref().map(|f| f.predicted_s),
             measured_over_model: d.fit.as_ref().and_then(|f| f.measured_over_model),
             failed: d.failed.is_some(),
-            stopped: d.stopped.clone(),
+            stopped: d.stopped.as_ref().map(ToString::to_string),
         }
     }
 }

@@ -381,7 +381,11 @@ mod tests {
     #[test]
     fn every_device_is_drawn_with_its_chunks_rates_and_idle_share() {
         let mut stopped = device(board(0, 2), &[(0.0, 0.004, 40)]);
-        stopped.stopped = Some("dearer than the CPU".into());
+        stopped.stopped = Some(shmemplus_cosched::StopReason::Tail {
+            left: 3,
+            latency_s: 1e-5,
+            cpus_s: 6e-6,
+        });
         let t = Timeline {
             title: "t".into(),
             clock: "virtual".into(),

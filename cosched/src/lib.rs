@@ -51,7 +51,8 @@ mod stats;
 pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;
 pub use report::{
-    gather, speed_ratio, BoardFit, Device, DeviceReport, Report, Span, Timeline, Trained,
+    gather, speed_ratio, BoardFit, Device, DeviceReport, Report, Span, StopReason, Timeline,
+    Trained,
 };
 pub use run::{run, BoardBytes, BoardPath, NoBoards, Options, Scope, CPU_FIRST_PIECE_MARGIN};
 

@@ -83,6 +83,113 @@ pub struct BoardFit {
     pub second_sample_modeled: bool,
 }
 
+/// Why a board stopped taking chunks before the pool was empty
+/// ([`DeviceReport::stopped`]; `Measured` and `Predicted`: one driver thread only).
+/// Its words are its `Display`.
+///
+/// A report keeps the numbers and makes the words only when it is shown: the
+/// runner retires a board inside the loop, where formatting four reasons (eight
+/// floats) after the 2D FFT's corner turn cost the driver's thread about 20 us of a
+/// pass of 1.2 ms on novo-g.
+///
+/// ```
+/// use shmemplus_cosched::StopReason;
+/// let why = StopReason::Tail { left: 50, latency_s: 2e-3, cpus_s: 125e-6 };
+/// assert_eq!(
+///     why.to_string(),
+///     "stopped: the CPUs do the 50 iterations left in 125.00 us, less than the board's latency (2000.00 us)"
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "why")]
+pub enum StopReason {
+    /// Trained, and its measured staging and fetching per iteration, at the chunk it
+    /// would take next, cost the thread at least the CPU's iteration (a board whose
+    /// transfers are dear, or a small chunk at the end of the loop).
+    Measured {
+        /// The chunk it would have taken.
+        chunk: u64,
+        /// Seconds an iteration of that chunk costs the thread through the board.
+        driver_item_s: f64,
+        /// Seconds an iteration takes on the thread's CPU path.
+        cpu_item_s: f64,
+    },
+    /// The model's transfers alone cost that much: it did not train.
+    Predicted {
+        /// Seconds an iteration's modeled transfers hold the thread (largest chunk).
+        driver_item_s: f64,
+        /// Seconds an iteration takes on the thread's CPU path.
+        cpu_item_s: f64,
+    },
+    /// On a thread of its own: the CPUs would do all that was left before the
+    /// model's transfers of a training sample alone are done. It did not train.
+    Outlasted {
+        /// Iterations left.
+        left: u64,
+        /// Seconds of the training sample's modeled transfers.
+        sample_s: f64,
+        /// Seconds the CPUs take for what is left.
+        cpus_s: f64,
+    },
+    /// The CPUs finish what is left before a chunk of any size would end on the
+    /// board (its latency): the loop's tail is theirs.
+    Tail {
+        /// Iterations left.
+        left: u64,
+        /// The board's latency, seconds.
+        latency_s: f64,
+        /// Seconds the CPUs take for what is left.
+        cpus_s: f64,
+    },
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let us = |s: f64| s * 1e6;
+        match *self {
+            StopReason::Measured {
+                chunk,
+                driver_item_s,
+                cpu_item_s,
+            } => write!(
+                f,
+                "stopped: in its next chunk ({chunk} iterations) an iteration would cost the PE's thread {:.2} us through the board (staging and fetching), {:.2} us on the CPU",
+                us(driver_item_s),
+                us(cpu_item_s)
+            ),
+            StopReason::Predicted {
+                driver_item_s,
+                cpu_item_s,
+            } => write!(
+                f,
+                "never trained: the model's transfers alone cost the PE's thread {:.2} us an iteration at the largest chunk, the CPU {:.2} us",
+                us(driver_item_s),
+                us(cpu_item_s)
+            ),
+            StopReason::Outlasted {
+                left,
+                sample_s,
+                cpus_s,
+            } => write!(
+                f,
+                "never trained: the CPUs do the {left} iterations left in {:.2} us, before the model's transfers of a training sample alone ({:.2} us)",
+                us(cpus_s),
+                us(sample_s)
+            ),
+            StopReason::Tail {
+                left,
+                latency_s,
+                cpus_s,
+            } => write!(
+                f,
+                "stopped: the CPUs do the {left} iterations left in {:.2} us, less than the board's latency ({:.2} us)",
+                us(cpus_s),
+                us(latency_s)
+            ),
+        }
+    }
+}
+
 /// What one device did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceReport {
@@ -110,7 +217,7 @@ pub struct DeviceReport {
     /// CPUs do what is left within the board's latency (the loop's tail), or, on one
     /// driver thread, it costs that thread more per iteration than the CPU.
     #[serde(default)]
-    pub stopped: Option<String>,
+    pub stopped: Option<StopReason>,
 }
 
 impl DeviceReport {

@@ -48,7 +48,7 @@
 use crate::fastfit::{PipelineModel, Rho, Sample};
 use crate::fits::SharedTraining;
 use crate::plan::{cpu_item_planned_s, DeadlinePlan, NodeNow, DEFAULT_CPU_SPREAD};
-use crate::report::BoardFit;
+use crate::report::{BoardFit, StopReason};
 use crate::stats::median;
 use std::cell::Cell;
 
@@ -136,7 +136,7 @@ pub(crate) struct BoardSizer {
     service_s: f64,
     served: u64,
     /// Why the board stopped taking, if it did.
-    stopped: Cell<Option<Stop>>,
+    stopped: Cell<Option<StopReason>>,
     /// The communication model's price of this board's transfers, if the model
     /// knows it: see [`BoardSizer::want`] and [`Transfers`].
     transfers: Option<Transfers>,
@@ -167,36 +167,6 @@ pub(crate) struct BoardSizer {
     cpu_first: u64,
     /// The loop's length.
     n: u64,
-}
-
-/// Why a board stopped taking before the pool was empty (`Measured` and `Predicted`:
-/// one driver thread only).
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Stop {
-    /// Trained, and its measured staging and fetching per iteration, at the chunk it
-    /// would take next, cost the thread at least the CPU's iteration (a board whose
-    /// transfers are dear, or a small chunk at the end of the loop).
-    Measured {
-        chunk: u64,
-        driver_item_s: f64,
-        cpu_item_s: f64,
-    },
-    /// The model's transfers alone cost that much: it did not train.
-    Predicted { driver_item_s: f64, cpu_item_s: f64 },
-    /// On a thread of its own: the CPUs would do all that was left before the
-    /// model's transfers of a training sample alone are done. It did not train.
-    Outlasted {
-        left: u64,
-        sample_s: f64,
-        cpus_s: f64,
-    },
-    /// The CPUs finish what is left before a chunk of any size would end on the
-    /// board (its latency): the loop's tail is theirs.
-    Tail {
-        left: u64,
-        latency_s: f64,
-        cpus_s: f64,
-    },
 }
 
 impl BoardSizer {
@@ -335,7 +305,7 @@ impl BoardSizer {
                     return None;
                 }
                 Some(t) if predicted >= t => {
-                    self.stopped.set(Some(Stop::Predicted {
+                    self.stopped.set(Some(StopReason::Predicted {
                         driver_item_s: predicted,
                         cpu_item_s: t,
                     }));
@@ -357,7 +327,7 @@ impl BoardSizer {
                 let left = self.n.saturating_sub(handed_out);
                 let cpus_s = left as f64 * item_s / self.cpus as f64;
                 if cpus_s < t.small.seconds {
-                    self.stopped.set(Some(Stop::Outlasted {
+                    self.stopped.set(Some(StopReason::Outlasted {
                         left,
                         sample_s: t.small.seconds,
                         cpus_s,
@@ -467,7 +437,7 @@ impl BoardSizer {
             };
             let cpus_s = left as f64 * t / cpus + start_s;
             if cpus_s < model.latency_s {
-                self.stopped.set(Some(Stop::Tail {
+                self.stopped.set(Some(StopReason::Tail {
                     left,
                     latency_s: model.latency_s,
                     cpus_s,
@@ -568,7 +538,7 @@ impl BoardSizer {
         if let (Some(t), Some(d), true) = (cpu_item_s, driver, self.cpus > 0) {
             let per_item = d.seconds(chunk) / chunk as f64;
             if per_item >= t {
-                self.stopped.set(Some(Stop::Measured {
+                self.stopped.set(Some(StopReason::Measured {
                     chunk,
                     driver_item_s: per_item,
                     cpu_item_s: t,
@@ -614,46 +584,9 @@ impl BoardSizer {
         self.stopped.get().is_some()
     }
 
-    /// Why it stopped, in words for the report.
-    pub(crate) fn stop_reason(&self) -> Option<String> {
-        let us = |s: f64| s * 1e6;
-        self.stopped.get().map(|stop| match stop {
-            Stop::Measured {
-                chunk,
-                driver_item_s,
-                cpu_item_s,
-            } => format!(
-                "stopped: in its next chunk ({chunk} iterations) an iteration would cost the PE's thread {:.2} us through the board (staging and fetching), {:.2} us on the CPU",
-                us(driver_item_s),
-                us(cpu_item_s)
-            ),
-            Stop::Predicted {
-                driver_item_s,
-                cpu_item_s,
-            } => format!(
-                "never trained: the model's transfers alone cost the PE's thread {:.2} us an iteration at the largest chunk, the CPU {:.2} us",
-                us(driver_item_s),
-                us(cpu_item_s)
-            ),
-            Stop::Outlasted {
-                left,
-                sample_s,
-                cpus_s,
-            } => format!(
-                "never trained: the CPUs do the {left} iterations left in {:.2} us, before the model's transfers of a training sample alone ({:.2} us)",
-                us(cpus_s),
-                us(sample_s)
-            ),
-            Stop::Tail {
-                left,
-                latency_s,
-                cpus_s,
-            } => format!(
-                "stopped: the CPUs do the {left} iterations left in {:.2} us, less than the board's latency ({:.2} us)",
-                us(cpus_s),
-                us(latency_s)
-            ),
-        })
+    /// Why it stopped, for the report.
+    pub(crate) fn stop_reason(&self) -> Option<StopReason> {
+        self.stopped.get()
     }
 
     /// A chunk of `items` cost the driver's thread `seconds` (staging and fetching).
@@ -1226,7 +1159,7 @@ mod tests {
         s.took(50);
         assert_eq!(s.want(1e5, None, 999_950), None);
         assert!(s.stopped());
-        let why = s.stop_reason().unwrap();
+        let why = s.stop_reason().unwrap().to_string();
         assert!(
             why.contains("the 50 iterations left in 125.00 us")
                 && why.contains("latency (2000.00 us)"),
@@ -1387,7 +1320,7 @@ mod tests {
         // CPU: the board stops.
         assert_eq!(s.want(0.0, Some(8e-6), 0), None);
         assert!(s.stopped());
-        let why = s.stop_reason().unwrap();
+        let why = s.stop_reason().unwrap().to_string();
         assert!(
             why.contains("(1500 iterations)") && why.contains("8.00 us on the CPU"),
             "{why}"
@@ -1422,7 +1355,7 @@ mod tests {
         typical_cpu(&mut s, Some(20e-6));
         assert_eq!(s.want(0.0, Some(300e-6), 0), None);
         assert!(s.stopped() && !s.waiting());
-        let why = s.stop_reason().unwrap();
+        let why = s.stop_reason().unwrap().to_string();
         assert!(
             why.contains("never trained") && why.contains("20.00 us"),
             "{why}"
@@ -1484,7 +1417,7 @@ mod tests {
         typical_cpu(&mut s, Some(10e-6));
         assert_eq!(s.want(0.0, None, 500), None);
         assert!(s.stopped() && !s.waiting());
-        let why = s.stop_reason().unwrap();
+        let why = s.stop_reason().unwrap().to_string();
         assert!(
             why.contains("never trained") && why.contains("500 iterations"),
             "{why}"

@@ -408,7 +408,8 @@ fn no_board_trains(shmem: &Shmem, report: &shmemplus_cosched::Report) -> Result<
     let reason_needed = shmem.clock() == ClockKind::Virtual;
     for d in &report.devices {
         if let Device::Board { .. } = d.device {
-            let why = d.stopped.as_deref().unwrap_or("");
+            let why = d.stopped.map(|s| s.to_string()).unwrap_or_default();
+            let why = why.as_str();
             println!(
                 "PE {me}: {}: {}",
                 d.device,
