@@ -786,6 +786,20 @@ pub(crate) struct BoardsSeen {
     pub(crate) training_chunk: u64,
 }
 
+impl BoardsSeen {
+    /// The job's boards that still take when `retired` of this node's have retired,
+    /// every node's counted as this node's (they are alike, as a share assumes).
+    /// Exact: `boards` is a multiple of `node_boards` (one node's, or every node's).
+    fn taking(&self, retired: u64) -> u64 {
+        if self.node_boards == 0 {
+            return self.boards;
+        }
+        let retired = retired.min(self.node_boards);
+        // At most `boards`: `retired <= node_boards`.
+        self.boards - self.boards.saturating_mul(retired) / self.node_boards
+    }
+}
+
 impl CpuSizer {
     pub(crate) fn new(first: u64, chunk_s: f64, workers: u64, n: u64) -> CpuSizer {
         CpuSizer {
@@ -823,9 +837,7 @@ impl CpuSizer {
             return Some(seen.training_chunk.max(1));
         };
         let rate = self.rate.filter(|r| *r > 0.0)?;
-        let working =
-            seen.node_boards.saturating_sub(fits.retired) as f64 / seen.node_boards as f64;
-        let board_rate = seen.boards as f64 * working / model.item_s;
+        let board_rate = seen.taking(fits.retired) as f64 / model.item_s;
         if !(model.item_s > 0.0 && board_rate.is_finite()) {
             return None;
         }
@@ -912,10 +924,8 @@ impl CpuSizer {
             .training
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retired
-            .min(seen.node_boards);
-        // At most `boards`: `retired <= node_boards`.
-        let retired_in_job = seen.boards.saturating_mul(retired) / seen.node_boards;
+            .retired;
+        let retired_in_job = seen.boards - seen.taking(retired);
         self.workers.saturating_sub(retired_in_job).max(1)
     }
 }
