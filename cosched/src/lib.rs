@@ -39,10 +39,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod board_threads;
 pub mod fastfit;
 mod fits;
 mod plan;
 pub mod pool;
+mod progress;
 pub mod report;
 pub mod run;
 mod sizing;
@@ -114,6 +116,9 @@ pub enum Error {
     /// [`run()`] could have made.
     #[error("unusable trained lines: {0}")]
     Trained(String),
+    /// The threads that drive the boards on the wall clock could not be started.
+    #[error("could not start the board threads: {0}")]
+    Threads(String),
     /// A call of the library failed.
     #[error(transparent)]
     Shmem(#[from] shmemplus::Error),

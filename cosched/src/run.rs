@@ -10,7 +10,9 @@
 //!
 //! - **Wall clock**: one thread per board, each blocked on its kernel's DONE
 //!   (`BoardRun::wait`: no busy wait), so boards are served as soon as they finish
-//!   whatever the CPU does.
+//!   whatever the CPU does. The threads come from a pool kept for the process
+//!   (`board_threads`); one that waits for the CPU blocks until the CPU loop
+//!   publishes what it waits for (`progress`).
 //! - **Virtual clock**: a PE has one clock, so it drives its boards from its one
 //!   thread as a simulation would: it starts every idle board, runs a CPU chunk in
 //!   eight pieces (which move its clock), and between pieces completes the boards
@@ -28,10 +30,12 @@
 //! caller's closures do), how chunks are sized (`sizing`) nor how the pool stays exact
 //! (`pool`).
 
+use crate::board_threads;
 use crate::fastfit::{Rho, Sample};
 use crate::fits::{CpuLearned, NodeFits, PerItem, SharedTraining};
 use crate::plan::NodeNow;
 use crate::pool::{Chunk, WorkPool};
+use crate::progress::CpuProgress;
 use crate::report::{Device, DeviceReport, Report, Span, Trained};
 use crate::sizing::{BoardSizer, BoardsSeen, CpuSizer, Transfers};
 use crate::{Error, Result};
@@ -293,7 +297,7 @@ where
         cpu_chunk_s: options.cpu_chunk_s,
         cpu_taken: AtomicU64::new(0),
         cpu_typical_s: AtomicU64::new(0f64.to_bits()),
-        cpu_done: std::sync::atomic::AtomicBool::new(false),
+        cpu_progress: CpuProgress::default(),
     };
     // A trained start also knows the CPU path's speed (until this loop measures it).
     let usable = |x: f64| x.is_finite() && x > 0.0;
@@ -580,12 +584,12 @@ struct Ctx<'a> {
     /// chunks (f64 bits, 0 until known; `PerItem::typical`), which a board waits for
     /// before it trains (`BoardSizer::want`).
     cpu_typical_s: AtomicU64,
-    /// Wall-clock driver only: this PE's CPU loop has ended, whatever ended it (the
-    /// pool was empty, an error, a panic), or there is none: a board that waits for
-    /// its typical time waits no longer. Set once, by `CpuDone`'s drop; a board
-    /// thread looks at it every `CPU_TYPICAL_POLL` while it waits, so it stops
-    /// waiting at most that long after the CPU loop ends.
-    cpu_done: std::sync::atomic::AtomicBool,
+    /// Wall-clock driver only: this PE's CPU loop's progress, bumped when the loop
+    /// has published what a board may wait for (`cpu_loop`) and ended once, whatever
+    /// ends it (the pool was empty, an error, a panic: `CpuDone`'s drop), or at once
+    /// if there is none. A board that waits for the CPU blocks on it
+    /// (`CpuProgress::wait_past`).
+    cpu_progress: CpuProgress,
 }
 
 impl Ctx<'_> {
@@ -678,7 +682,8 @@ impl Ctx<'_> {
     }
 }
 
-/// The wall-clock driver: this thread runs CPU chunks, one thread per board.
+/// The wall-clock driver: this thread runs CPU chunks, one thread of the process's
+/// board pool per board (`board_threads`).
 fn threads<B: BoardPath>(
     ctx: &Ctx<'_>,
     cpus: bool,
@@ -687,43 +692,51 @@ fn threads<B: BoardPath>(
     board_sizer: impl Fn(u32) -> BoardSizer,
     cpu_sizer: impl Fn() -> CpuSizer,
 ) -> Result<Vec<DeviceReport>> {
-    std::thread::scope(|s| {
-        let threads: Vec<_> = boards
-            .iter()
-            .map(|&device| {
-                let sizer = board_sizer(board_of(device));
-                s.spawn(move || board_thread(ctx, device, path, sizer))
-            })
-            .collect();
-        let mut devices = Vec::new();
-        let mut first_error = None;
-        {
-            // Whatever ends the CPU loop (its end, an error, a panic of the CPU path
-            // unwinding through here), or if there is none, a board waiting for its
-            // time waits no longer: the scope joins the board threads before it
-            // passes a panic on.
-            let _done = CpuDone(&ctx.cpu_done);
-            if cpus {
-                match cpu_loop(ctx, cpu_sizer()) {
-                    Ok(r) => devices.push(r),
-                    Err(e) => first_error = Some(e),
-                }
+    let pool = board_threads::at_least(boards.len())?;
+    // Each board thread's report, in the boards' order.
+    let reports: Vec<Mutex<Option<Result<DeviceReport>>>> =
+        boards.iter().map(|_| Mutex::new(None)).collect();
+    let mut devices = Vec::new();
+    let mut first_error = None;
+    pool.in_place_scope(|s| {
+        for (&device, report) in boards.iter().zip(&reports) {
+            let sizer = board_sizer(board_of(device));
+            s.spawn(move |_| {
+                let r = board_thread(ctx, device, path, sizer);
+                *report.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+        }
+        // Whatever ends the CPU loop (its end, an error, a panic of the CPU path
+        // unwinding through here), or if there is none, a board waiting for the CPU
+        // waits no longer: the scope waits for the board threads before it passes a
+        // panic on.
+        let _done = CpuDone(&ctx.cpu_progress);
+        if cpus {
+            match cpu_loop(ctx, cpu_sizer()) {
+                Ok(r) => devices.push(r),
+                Err(e) => first_error = Some(e),
             }
         }
-        for t in threads {
-            match t.join() {
-                Ok(Ok(r)) => devices.push(r),
-                Ok(Err(e)) => {
-                    first_error.get_or_insert(e);
-                }
-                Err(panic) => std::panic::resume_unwind(panic),
+    });
+    for (&device, report) in boards.iter().zip(reports) {
+        // A board thread that panicked has been passed on by the scope.
+        match report.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok(r)) => devices.push(r),
+            Some(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            None => {
+                first_error.get_or_insert(Error::Threads(format!(
+                    "board {}'s thread ended without a report",
+                    board_of(device)
+                )));
             }
         }
-        match first_error {
-            Some(e) => Err(e),
-            None => Ok(devices),
-        }
-    })
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(devices),
+    }
 }
 
 /// This PE's CPU until the pool is empty.
@@ -737,26 +750,35 @@ fn cpu_loop(ctx: &Ctx<'_>, mut sizer: CpuSizer) -> Result<DeviceReport> {
         let seconds = ctx.cpu_chunk(chunk.range, &mut report)?;
         sizer.done(items, seconds, chunk.left);
         ctx.set_cpu_rate(&sizer);
+        let known_before = (own.measured(), own.typical().is_some());
         own.add(items, seconds);
         if let Some(t) = own.typical() {
             ctx.cpu_typical_s.store(t.to_bits(), Ordering::Release);
+        }
+        // A board on its own thread waits for the CPU's first measured chunk (its
+        // rate) or its typical time (`BoardSizer::want`): published, they look
+        // again. Only then: a wake-up costs a busy host a context switch, and the
+        // FFT's CPUs on novo-g run 30-60 chunks a pass beside four boards each.
+        if known_before != (own.measured(), own.typical().is_some()) {
+            ctx.cpu_progress.bump();
         }
     }
     Ok(report)
 }
 
-/// Sets `Ctx::cpu_done` when dropped.
-struct CpuDone<'a>(&'a std::sync::atomic::AtomicBool);
+/// Ends `Ctx::cpu_progress` when dropped.
+struct CpuDone<'a>(&'a CpuProgress);
 
 impl Drop for CpuDone<'_> {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::Release);
+        self.0.end();
     }
 }
 
-/// How long a board thread that waits for the CPU path's typical time sleeps between
-/// looks: a small part of a CPU chunk (`Options::cpu_chunk_s`, 2 ms by default).
-const CPU_TYPICAL_POLL: std::time::Duration = std::time::Duration::from_micros(50);
+/// The longest a board thread waits for the CPU loop's next chunk before it looks
+/// again anyway: every reason a board waits ends with a CPU chunk or the CPU loop's
+/// end, which wake it at once, so this bounds only a reason that would not.
+const CPU_WAIT_BOUND: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The number of a board device on its node.
 fn board_of(device: Device) -> u32 {
@@ -776,12 +798,14 @@ fn board_thread<B: BoardPath>(
     let board = board_of(device);
     let mut report = DeviceReport::new(device);
     loop {
+        // Read before what the CPU loop published (`progress`: why no wake-up is lost).
+        let seen = ctx.cpu_progress.seen();
         sizer.set_cpu_typical(ctx.cpu_typical());
         let Some(chunk) = ctx.board_take(&sizer)? else {
             // Before its first chunk it may wait for the CPU path's typical time
             // (`BoardSizer::want`), until the CPU loop has ended.
-            if sizer.waiting() && !ctx.cpu_done.load(Ordering::Acquire) {
-                std::thread::sleep(CPU_TYPICAL_POLL);
+            if sizer.waiting() && !ctx.cpu_progress.ended() {
+                ctx.cpu_progress.wait_past(seen, CPU_WAIT_BOUND);
                 continue;
             }
             break;
