@@ -48,18 +48,18 @@ mod tests {
     use std::sync::Condvar;
     use std::time::Duration;
 
+    /// The other tests of this process share the pool and may grow it meanwhile, so
+    /// the sizes are checked as bounds: a pool never shrinks.
     #[test]
     fn a_pool_is_kept_and_grows_to_what_a_loop_needs() {
         let small = at_least(2).expect("a pool of 2");
         assert!(small.current_num_threads() >= 2);
         let again = at_least(1).expect("a pool of 1");
-        assert!(again.current_num_threads() >= 1);
+        assert!(again.current_num_threads() >= small.current_num_threads());
         let large = at_least(small.current_num_threads() + 3).expect("a larger pool");
         assert!(large.current_num_threads() >= small.current_num_threads() + 3);
-        assert!(Arc::ptr_eq(
-            &large,
-            &at_least(1).expect("the larger pool again")
-        ));
+        let kept = at_least(1).expect("the larger pool again");
+        assert!(kept.current_num_threads() >= large.current_num_threads());
     }
 
     /// Every board of a loop runs at once: jobs that each wait for all the others
