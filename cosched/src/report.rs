@@ -118,8 +118,14 @@ pub enum StopReason {
     Predicted {
         /// Seconds an iteration's modeled transfers hold the thread (largest chunk).
         driver_item_s: f64,
-        /// Seconds an iteration takes on the thread's CPU path.
+        /// Seconds an iteration takes on the thread's CPU path (measured: its
+        /// typical time; or the application's estimate, `cpu_estimated`).
         cpu_item_s: f64,
+        /// Whether it decided before the loop measured the CPU, on the application's
+        /// estimate (`Options::cpu_item_estimate_s`), the transfers costing at least
+        /// twice that.
+        #[serde(default)]
+        cpu_estimated: bool,
     },
     /// On a thread of its own: the CPUs would do all that was left before the
     /// model's transfers of a training sample alone are done. It did not train.
@@ -128,8 +134,13 @@ pub enum StopReason {
         left: u64,
         /// Seconds of the training sample's modeled transfers.
         sample_s: f64,
-        /// Seconds the CPUs take for what is left.
+        /// Seconds the CPUs take for what is left (at their typical time; or at
+        /// twice the application's estimate, `cpu_estimated`).
         cpus_s: f64,
+        /// Whether it decided before the loop measured the CPU, on the application's
+        /// estimate (`Options::cpu_item_estimate_s`).
+        #[serde(default)]
+        cpu_estimated: bool,
     },
     /// The CPUs finish what is left before a chunk of any size would end on the
     /// board (its latency): the loop's tail is theirs.
@@ -160,20 +171,24 @@ impl fmt::Display for StopReason {
             StopReason::Predicted {
                 driver_item_s,
                 cpu_item_s,
+                cpu_estimated,
             } => write!(
                 f,
-                "never trained: the model's transfers alone cost the PE's thread {:.2} us an iteration at the largest chunk, the CPU {:.2} us",
+                "never trained: the model's transfers alone cost the PE's thread {:.2} us an iteration at the largest chunk, the CPU {:.2} us{}",
                 us(driver_item_s),
-                us(cpu_item_s)
+                us(cpu_item_s),
+                if cpu_estimated { " (the application's estimate, before the loop measured it)" } else { "" }
             ),
             StopReason::Outlasted {
                 left,
                 sample_s,
                 cpus_s,
+                cpu_estimated,
             } => write!(
                 f,
-                "never trained: the CPUs do the {left} iterations left in {:.2} us, before the model's transfers of a training sample alone ({:.2} us)",
+                "never trained: the CPUs do the {left} iterations left in {:.2} us{}, before the model's transfers of a training sample alone ({:.2} us)",
                 us(cpus_s),
+                if cpu_estimated { " at twice the application's estimate" } else { "" },
                 us(sample_s)
             ),
             StopReason::Tail {
@@ -481,6 +496,40 @@ pub fn gather(shmem: &Shmem, report: &Report) -> Result<Option<Vec<DeviceReport>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stop_reason_written_before_the_estimate_loads_as_measured() {
+        // A timeline file from before `cpu_estimated`: the CPU's time was measured.
+        let old = r#"{"why":"predicted","driver_item_s":4.3e-5,"cpu_item_s":5e-6}"#;
+        let why: StopReason = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            why,
+            StopReason::Predicted {
+                driver_item_s: 4.3e-5,
+                cpu_item_s: 5e-6,
+                cpu_estimated: false
+            }
+        );
+        assert!(!why.to_string().contains("estimate"), "{why}");
+        // Decided on the estimate: it says so, and keeps it through JSON.
+        let estimated = StopReason::Outlasted {
+            left: 3,
+            sample_s: 2.4e-3,
+            cpus_s: 30e-6,
+            cpu_estimated: true,
+        };
+        let text = serde_json::to_string(&estimated).unwrap();
+        assert_eq!(
+            serde_json::from_str::<StopReason>(&text).unwrap(),
+            estimated
+        );
+        assert!(
+            estimated
+                .to_string()
+                .contains("at twice the application's estimate"),
+            "{estimated}"
+        );
+    }
 
     fn trained() -> Trained {
         let kernel = [

@@ -102,6 +102,14 @@ pub struct Options {
     /// every sample due within a CPU chunk's time (`cpu_chunk_s`), since a first
     /// piece of unknown length could hold the thread past the sample's DONE.
     ///
+    /// With `board_bytes`, a board also decides on it before the loop not to train,
+    /// where the rules that otherwise wait for the CPU's measured typical time would
+    /// stop it even with the CPU twice as slow as this estimate: then it takes no
+    /// chunk, on the wall clock no thread runs for it, and its report says it
+    /// decided on the estimate ([`crate::StopReason::Predicted`] or
+    /// [`crate::StopReason::Outlasted`] with `cpu_estimated`). Where twice the estimate
+    /// does not decide, the board waits for the CPU's typical time as without one.
+    ///
     /// ```
     /// use shmemplus_cosched::{run, Error, NoBoards, Options};
     /// let shmem = shmemplus::init()?;
@@ -384,6 +392,7 @@ where
         .with_transfers(transfers.get(board as usize).copied().flatten())
         .with_node_boards(u64::from(my_boards))
         .with_cpu_first(cpu_first)
+        .with_cpu_estimate(options.cpu_item_estimate_s)
     };
     let cpu_sizer = || {
         CpuSizer::new(cpu_first, options.cpu_chunk_s, workers, n).with_boards(BoardsSeen {
@@ -701,6 +710,11 @@ fn threads<B: BoardPath>(
     pool.in_place_scope(|s| {
         for (&device, report) in boards.iter().zip(&reports) {
             let sizer = board_sizer(board_of(device));
+            if let Some(mut stopped) = stopped_before_the_loop(ctx, device, &sizer) {
+                stopped.fit = sizer.into_fit();
+                *report.lock().unwrap_or_else(|e| e.into_inner()) = Some(Ok(stopped));
+                continue;
+            }
             s.spawn(move |_| {
                 let r = board_thread(ctx, device, path, sizer);
                 *report.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
@@ -737,6 +751,24 @@ fn threads<B: BoardPath>(
         Some(e) => Err(e),
         None => Ok(devices),
     }
+}
+
+/// The report of a board that stops before the loop on the application's estimate
+/// of the CPU path (`BoardSizer::stops_on_estimate`), retired, or `None` if it
+/// takes part: its driver never stages a chunk on it, and on the wall clock no
+/// thread runs for it.
+fn stopped_before_the_loop(
+    ctx: &Ctx<'_>,
+    device: Device,
+    sizer: &BoardSizer,
+) -> Option<DeviceReport> {
+    if !sizer.stops_on_estimate(ctx.pool.len()) {
+        return None;
+    }
+    sizer.retire();
+    let mut report = DeviceReport::new(device);
+    report.stopped = sizer.stop_reason();
+    Some(report)
 }
 
 /// This PE's CPU until the pool is empty.
@@ -886,12 +918,16 @@ fn one_thread<B: BoardPath>(
 ) -> Result<Vec<DeviceReport>> {
     let mut slots: Vec<Slot> = boards
         .iter()
-        .map(|&device| Slot {
-            report: DeviceReport::new(device),
-            sizer: board_sizer(board_of(device)),
-            board: board_of(device),
-            flight: None,
-            retired: false,
+        .map(|&device| {
+            let sizer = board_sizer(board_of(device));
+            let stopped = stopped_before_the_loop(ctx, device, &sizer);
+            Slot {
+                retired: stopped.is_some(),
+                report: stopped.unwrap_or_else(|| DeviceReport::new(device)),
+                sizer,
+                board: board_of(device),
+                flight: None,
+            }
         })
         .collect();
     let mut cpu = cpus.then(|| {

@@ -26,7 +26,9 @@
 //!   the transfers).
 //!   With the communication model's price of its transfers (`Options::board_bytes`),
 //!   a board on that one thread does not even train when the transfers alone cost the
-//!   thread as much per iteration as the CPU path. A loop may start trained, from an
+//!   thread as much per iteration as the CPU path; given the application's estimate
+//!   of a CPU iteration, it decides that before the loop where twice the estimate
+//!   already says so (`stops_on_estimate`). A loop may start trained, from an
 //!   earlier loop's lines (`Options::trained`). Until a CPU has run a chunk it counts
 //!   for nothing in a share or a plan, so a board leaves each CPU of the loop its
 //!   first chunk: the CPU is measured in the loop, and counts from then on. On the
@@ -167,7 +169,18 @@ pub(crate) struct BoardSizer {
     cpu_first: u64,
     /// The loop's length.
     n: u64,
+    /// The application's estimate of the CPU path's seconds per iteration
+    /// (`with_cpu_estimate`), if it gave one.
+    cpu_estimate_s: Option<f64>,
 }
+
+/// How many times the application's estimate of the CPU path's iteration
+/// (`Options::cpu_item_estimate_s`) a board takes it to be when it decides on that
+/// estimate not to train ([`BoardSizer::stops_on_estimate`]): a decision that stands
+/// even if the CPU turns out twice as slow as the application said. On novo-g the 2D
+/// FFT's boards stop at 8x (a row's modeled transfers hold the thread 43 us, the CPU
+/// takes 5).
+pub(crate) const ESTIMATE_MARGIN: f64 = 2.0;
 
 impl BoardSizer {
     pub(crate) fn new(
@@ -206,7 +219,61 @@ impl BoardSizer {
             cpu_taken_at_take: 0,
             cpu_first: 0,
             n,
+            cpu_estimate_s: None,
         }
+    }
+
+    /// Gives the sizer the application's estimate of the CPU path's seconds per
+    /// iteration (not finite or not positive: none), for
+    /// [`BoardSizer::stops_on_estimate`].
+    pub(crate) fn with_cpu_estimate(mut self, estimate_s: Option<f64>) -> Self {
+        self.cpu_estimate_s = estimate_s.filter(|t| t.is_finite() && *t > 0.0);
+        self
+    }
+
+    /// Whether the board stops before its first take on the application's estimate
+    /// of the CPU path (`with_cpu_estimate`) alone, by the rules that `want` applies
+    /// once the CPU's typical time is known, with the CPU taken to be
+    /// [`ESTIMATE_MARGIN`] times slower than the estimate: on one driver thread, the
+    /// largest chunk's modeled transfers hold the thread at least that long per
+    /// iteration (`StopReason::Predicted`); on a thread of its own and untrained, the
+    /// CPUs would do the loop's `left` iterations at that time before a training
+    /// sample's modeled transfers alone are done (`StopReason::Outlasted`). If so it
+    /// records why (`stop_reason`); the driver then retires it and never drives it.
+    ///
+    /// Without this a board waits for the CPU's typical time, two pieces or chunks
+    /// into the loop: on novo-g the 2D FFT's CPU ran a pass as a row, the boards'
+    /// 16-row training chunk in pieces and then the rest, and on the wall clock the
+    /// board threads ran and waited beside it.
+    pub(crate) fn stops_on_estimate(&self, left: u64) -> bool {
+        let (Some(estimate_s), Some(t), true) =
+            (self.cpu_estimate_s, self.transfers, self.cpus > 0)
+        else {
+            return false;
+        };
+        let slow_cpu_s = ESTIMATE_MARGIN * estimate_s;
+        let why = if self.one_thread {
+            let held = t.held_item_s();
+            (held > 0.0 && held >= slow_cpu_s).then_some(StopReason::Predicted {
+                driver_item_s: held,
+                cpu_item_s: estimate_s,
+                cpu_estimated: true,
+            })
+        } else {
+            let cpus_s = left as f64 * slow_cpu_s / self.cpus as f64;
+            (self.taken == 0 && self.model().is_none() && cpus_s < t.small.seconds).then_some(
+                StopReason::Outlasted {
+                    left,
+                    sample_s: t.small.seconds,
+                    cpus_s,
+                    cpu_estimated: true,
+                },
+            )
+        };
+        if why.is_some() {
+            self.stopped.set(why);
+        }
+        why.is_some()
     }
 
     /// Says how many iterations a CPU's first chunk is (`CpuSizer::new`'s `first`).
@@ -308,6 +375,7 @@ impl BoardSizer {
                     self.stopped.set(Some(StopReason::Predicted {
                         driver_item_s: predicted,
                         cpu_item_s: t,
+                        cpu_estimated: false,
                     }));
                     return None;
                 }
@@ -331,6 +399,7 @@ impl BoardSizer {
                         left,
                         sample_s: t.small.seconds,
                         cpus_s,
+                        cpu_estimated: false,
                     }));
                     return None;
                 }
@@ -1453,6 +1522,104 @@ mod tests {
             SharedTraining::default(),
         );
         assert_eq!(unpriced.want(0.0, None, 0), Some(100));
+    }
+
+    #[test]
+    fn a_board_stops_before_the_loop_on_the_estimate_only_with_a_margin_of_two() {
+        // One driver thread; the model's transfers hold it 20 us an iteration.
+        let one_thread = |estimate: Option<f64>, transfers: Option<Transfers>, cpus: u64| {
+            BoardSizer::new(
+                (100, 400),
+                rho95(),
+                (0, 1, cpus),
+                true,
+                1000,
+                1_000_000,
+                SharedTraining::default(),
+            )
+            .with_transfers(transfers)
+            .with_cpu_estimate(estimate)
+        };
+        let twenty = || Some(priced((1000, 20e-3), (1e-3, 20e-3)));
+        // An estimate of 10 us: even a CPU twice as slow beats the transfers.
+        let s = one_thread(Some(10e-6), twenty(), 1);
+        assert!(s.stops_on_estimate(1_000_000) && s.stopped());
+        let why = s.stop_reason().unwrap();
+        assert_eq!(
+            why,
+            StopReason::Predicted {
+                driver_item_s: 20e-6,
+                cpu_item_s: 10e-6,
+                cpu_estimated: true
+            }
+        );
+        assert!(why.to_string().contains("application's estimate"), "{why}");
+        // 10.5 us: twice that is more than the transfers; it does not decide on
+        // the estimate, and `want` still waits for the CPU's typical time.
+        let s = one_thread(Some(10.5e-6), twenty(), 1);
+        assert!(!s.stops_on_estimate(1_000_000) && !s.stopped());
+        assert_eq!(s.want(0.0, None, 0), None);
+        assert!(s.waiting());
+        // No estimate, an estimate that is not a time, no price or no CPUs: no
+        // decision before the loop.
+        for estimate in [
+            None,
+            Some(f64::NAN),
+            Some(0.0),
+            Some(-1e-6),
+            Some(f64::INFINITY),
+        ] {
+            assert!(!one_thread(estimate, twenty(), 1).stops_on_estimate(1_000_000));
+        }
+        assert!(!one_thread(Some(1e-6), None, 1).stops_on_estimate(1_000_000));
+        assert!(!one_thread(Some(1e-6), twenty(), 0).stops_on_estimate(1_000_000));
+
+        // On a thread of its own: the small sample's transfers take 3 ms; 2 CPUs.
+        let transfers = Transfers {
+            small: Sample {
+                items: 100,
+                seconds: 3e-3,
+            },
+            ..priced((1000, 20e-3), (3e-3, 20e-3))
+        };
+        let own_thread = |estimate: f64| {
+            BoardSizer::new(
+                (100, 400),
+                rho95(),
+                (0, 1, 2),
+                false,
+                1000,
+                1000,
+                SharedTraining::default(),
+            )
+            .with_transfers(Some(transfers))
+            .with_cpu_estimate(Some(estimate))
+        };
+        // 1000 left at twice 2.5 us, on 2 CPUs: 2.5 ms, before the sample's 3 ms.
+        let s = own_thread(2.5e-6);
+        assert!(s.stops_on_estimate(1000));
+        match s.stop_reason() {
+            Some(StopReason::Outlasted {
+                left: 1000,
+                cpus_s,
+                cpu_estimated: true,
+                ..
+            }) => assert!((cpus_s - 2.5e-3).abs() < 1e-12, "{cpus_s}"),
+            other => panic!("{other:?}"),
+        }
+        // At 3.5 us (3.5 ms at twice it) it is not proven: it waits as before.
+        let s = own_thread(3.5e-6);
+        assert!(!s.stops_on_estimate(1000) && !s.stopped());
+        assert_eq!(s.want(0.0, None, 0), None);
+        assert!(s.waiting());
+        // A board that starts trained (a model) is past that rule.
+        let training = SharedTraining::default();
+        let mut trained =
+            BoardSizer::new((100, 400), rho95(), (0, 1, 2), false, 1000, 1000, training)
+                .with_transfers(Some(transfers))
+                .with_cpu_estimate(Some(1e-9));
+        train(&mut trained, 500);
+        assert!(!trained.stops_on_estimate(1000));
     }
 
     #[test]

@@ -178,6 +178,12 @@ fn a_board_is_weighed_against_the_cpus_typical_time_not_its_first_call() {
     let r = novo_g_job("4000", "priced-cold-cpu");
     all_ok(&r);
     every_pe_says(&r, "no board trained");
+    // Told the CPU's time (`Options::cpu_item_estimate_s`), the boards stop before
+    // the loop: their modeled transfers cost the thread more than twice that.
+    every_pe_says(
+        &r,
+        "on the estimate: never trained: the model's transfers alone",
+    );
     // On the wall clock each board has a thread of its own and the CPU path has
     // another, so a board's transfers do not hold the CPU; but a loop the CPUs
     // finish before a training sample's modeled DMA alone (2.4 ms) would end with the
@@ -194,6 +200,12 @@ fn a_board_is_weighed_against_the_cpus_typical_time_not_its_first_call() {
     let r = novo_g_on("wall", "3", "none", "priced-cold-cpu");
     all_ok(&r);
     every_pe_says(&r, "no board trained");
+    // Told the CPU's time, the boards stop before the loop, no thread waiting: the
+    // CPUs would do the 3 images at twice it long before a sample's DMA.
+    every_pe_says(
+        &r,
+        "on the estimate: never trained: the CPUs do the 3 iterations",
+    );
 }
 
 #[test]

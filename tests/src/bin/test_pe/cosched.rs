@@ -23,7 +23,7 @@
 use shmemplus::config::ClockKind;
 use shmemplus::fpga_mock::{Bitfile, Kernel, KernelTiming};
 use shmemplus::{BoardRun, Place, ReduceOp, Shmem, SymVec};
-use shmemplus_cosched::{run, BoardBytes, BoardPath, Device, Options, Scope};
+use shmemplus_cosched::{run, BoardBytes, BoardPath, Device, Options, Scope, StopReason};
 use shmemplus_tests::pe::e2s;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -383,6 +383,7 @@ pub(crate) fn cosched(
     }
     if cold_cpu {
         no_board_trains(shmem, &report)?;
+        boards_stop_on_the_estimate(shmem, n, &options)?;
     }
     if fail == Fail::Nothing && !priced {
         if exact && drives_boards && shmem.fpgas() > 0 {
@@ -426,6 +427,47 @@ fn no_board_trains(shmem: &Shmem, report: &shmemplus_cosched::Report) -> Result<
         }
     }
     println!("PE {me}: no board trained");
+    Ok(())
+}
+
+/// The cold-CPU loop again, with the CPU's iteration estimated
+/// (`Options::cpu_item_estimate_s`, its true 10 us): on the estimate alone, before
+/// the loop, every board stops and takes nothing, saying it decided on the estimate
+/// (on one driver thread its modeled transfers hold the thread longer than twice
+/// that; on the wall clock the CPUs would end the loop at twice that before a
+/// training sample's transfers). Collective.
+fn boards_stop_on_the_estimate(shmem: &Shmem, n: u64, options: &Options) -> Result<(), String> {
+    let options = Options {
+        cpu_item_estimate_s: Some(CPU_IMAGE_FAST.as_secs_f64()),
+        ..options.clone()
+    };
+    let report = loop_again(shmem, n, &options)?;
+    for d in report
+        .devices
+        .iter()
+        .filter(|d| matches!(d.device, Device::Board { .. }))
+    {
+        match d.stopped {
+            Some(
+                why @ (StopReason::Predicted {
+                    cpu_estimated: true,
+                    ..
+                }
+                | StopReason::Outlasted {
+                    cpu_estimated: true,
+                    ..
+                }),
+            ) if d.chunks == 0 && d.items == 0 && d.spans.is_empty() => {
+                println!("PE {}: on the estimate: {why} ({})", report.pe, d.device);
+            }
+            other => {
+                return Err(format!(
+                    "PE {}: {} took {} chunks with the CPU's iteration estimated below half its modeled transfers' ({other:?})",
+                    report.pe, d.device, d.chunks
+                ))
+            }
+        }
+    }
     Ok(())
 }
 
