@@ -1069,6 +1069,27 @@ mod tests {
         }
     }
 
+    /// Board 0 of 1, samples of 100 and 400, chunks of at most 1000, in a loop of
+    /// `n` with `cpus` CPUs, on one driver thread or its own, its transfers priced
+    /// as `transfers`.
+    fn priced_board(
+        one_thread: bool,
+        cpus: u64,
+        n: u64,
+        transfers: Option<Transfers>,
+    ) -> BoardSizer {
+        BoardSizer::new(
+            (100, 400),
+            rho95(),
+            (0, 1, cpus),
+            one_thread,
+            1000,
+            n,
+            SharedTraining::default(),
+        )
+        .with_transfers(transfers)
+    }
+
     /// Trains `s` on its two samples (100 and 400 items, timed by `seconds`), the
     /// second leaving `left` in the pool.
     fn train(s: &mut BoardSizer, left: u64) {
@@ -1411,16 +1432,7 @@ mod tests {
         // The model prices 1000 iterations' transfers at 20 ms: 20 us an iteration.
         let priced = |seconds: f64| priced((1000, seconds), (1e-3, seconds));
         let one_thread = |cpus: u64, transfers: Option<Transfers>| {
-            BoardSizer::new(
-                (100, 400),
-                rho95(),
-                (0, 1, cpus),
-                true,
-                1000,
-                1_000_000,
-                SharedTraining::default(),
-            )
-            .with_transfers(transfers)
+            priced_board(true, cpus, 1_000_000, transfers)
         };
         // It waits for the CPU's typical time (none before a piece after its
         // first: the first piece's time, `cpu_item_s`, says 300 us an iteration),
@@ -1476,18 +1488,7 @@ mod tests {
             },
             ..priced((1000, 20e-3), (3e-3, 20e-3))
         };
-        let own_thread = |cpus: u64, n: u64| {
-            BoardSizer::new(
-                (100, 400),
-                rho95(),
-                (0, 1, cpus),
-                false,
-                1000,
-                n,
-                SharedTraining::default(),
-            )
-            .with_transfers(Some(transfers))
-        };
+        let own_thread = |cpus: u64, n: u64| priced_board(false, cpus, n, Some(transfers));
         // It waits for the CPU's typical time, then stops: 2 CPUs at 10 us an
         // iteration do the 500 left (of 1000, 500 handed out) in 2.5 ms.
         let mut s = own_thread(2, 1000);
@@ -1528,17 +1529,7 @@ mod tests {
     fn a_board_stops_before_the_loop_on_the_estimate_only_with_a_margin_of_two() {
         // One driver thread; the model's transfers hold it 20 us an iteration.
         let one_thread = |estimate: Option<f64>, transfers: Option<Transfers>, cpus: u64| {
-            BoardSizer::new(
-                (100, 400),
-                rho95(),
-                (0, 1, cpus),
-                true,
-                1000,
-                1_000_000,
-                SharedTraining::default(),
-            )
-            .with_transfers(transfers)
-            .with_cpu_estimate(estimate)
+            priced_board(true, cpus, 1_000_000, transfers).with_cpu_estimate(estimate)
         };
         let twenty = || Some(priced((1000, 20e-3), (1e-3, 20e-3)));
         // An estimate of 10 us: even a CPU twice as slow beats the transfers.
@@ -1583,17 +1574,7 @@ mod tests {
             ..priced((1000, 20e-3), (3e-3, 20e-3))
         };
         let own_thread = |estimate: f64| {
-            BoardSizer::new(
-                (100, 400),
-                rho95(),
-                (0, 1, 2),
-                false,
-                1000,
-                1000,
-                SharedTraining::default(),
-            )
-            .with_transfers(Some(transfers))
-            .with_cpu_estimate(Some(estimate))
+            priced_board(false, 2, 1000, Some(transfers)).with_cpu_estimate(Some(estimate))
         };
         // 1000 left at twice 2.5 us, on 2 CPUs: 2.5 ms, before the sample's 3 ms.
         let s = own_thread(2.5e-6);
@@ -1613,11 +1594,7 @@ mod tests {
         assert_eq!(s.want(0.0, None, 0), None);
         assert!(s.waiting());
         // A board that starts trained (a model) is past that rule.
-        let training = SharedTraining::default();
-        let mut trained =
-            BoardSizer::new((100, 400), rho95(), (0, 1, 2), false, 1000, 1000, training)
-                .with_transfers(Some(transfers))
-                .with_cpu_estimate(Some(1e-9));
+        let mut trained = own_thread(1e-9);
         train(&mut trained, 500);
         assert!(!trained.stops_on_estimate(1000));
     }
