@@ -118,8 +118,8 @@ pub enum StopReason {
     Predicted {
         /// Seconds an iteration's modeled transfers hold the thread (largest chunk).
         driver_item_s: f64,
-        /// Seconds an iteration takes on the thread's CPU path (measured: its
-        /// typical time; or the application's estimate, `cpu_estimated`).
+        /// Seconds an iteration takes on the thread's CPU path, as weighed: its
+        /// typical time, or twice the application's estimate (`cpu_estimated`).
         cpu_item_s: f64,
         /// Whether it decided before the loop measured the CPU, on the application's
         /// estimate (`Options::cpu_item_estimate_s`), the transfers costing at least
@@ -177,7 +177,7 @@ impl fmt::Display for StopReason {
                 "never trained: the model's transfers alone cost the PE's thread {:.2} us an iteration at the largest chunk, the CPU {:.2} us{}",
                 us(driver_item_s),
                 us(cpu_item_s),
-                if cpu_estimated { " (the application's estimate, before the loop measured it)" } else { "" }
+                if cpu_estimated { " (twice the application's estimate, before the loop measured it)" } else { "" }
             ),
             StopReason::Outlasted {
                 left,

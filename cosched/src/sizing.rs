@@ -174,6 +174,26 @@ pub(crate) struct BoardSizer {
     cpu_estimate_s: Option<f64>,
 }
 
+/// The stop rule on a board's own thread before its first chunk
+/// (`StopReason::Outlasted`): `cpus` CPUs at `cpu_item_s` an iteration
+/// (`cpu_estimated`: twice the application's estimate, else their typical time) do
+/// the `left` iterations before the small sample's modeled transfers alone are done.
+fn cpus_outlast(
+    t: Transfers,
+    left: u64,
+    cpu_item_s: f64,
+    cpus: u64,
+    cpu_estimated: bool,
+) -> Option<StopReason> {
+    let cpus_s = left as f64 * cpu_item_s / cpus.max(1) as f64;
+    (cpus_s < t.small.seconds).then_some(StopReason::Outlasted {
+        left,
+        sample_s: t.small.seconds,
+        cpus_s,
+        cpu_estimated,
+    })
+}
+
 /// How many times the application's estimate of the CPU path's iteration
 /// (`Options::cpu_item_estimate_s`) a board takes it to be when it decides on that
 /// estimate not to train ([`BoardSizer::stops_on_estimate`]): a decision that stands
@@ -253,27 +273,29 @@ impl BoardSizer {
         };
         let slow_cpu_s = ESTIMATE_MARGIN * estimate_s;
         let why = if self.one_thread {
-            let held = t.held_item_s();
-            (held > 0.0 && held >= slow_cpu_s).then_some(StopReason::Predicted {
-                driver_item_s: held,
-                cpu_item_s: estimate_s,
-                cpu_estimated: true,
-            })
+            self.transfers_outweigh(slow_cpu_s, true)
+        } else if self.taken == 0 && self.model().is_none() {
+            cpus_outlast(t, left, slow_cpu_s, self.cpus, true)
         } else {
-            let cpus_s = left as f64 * slow_cpu_s / self.cpus as f64;
-            (self.taken == 0 && self.model().is_none() && cpus_s < t.small.seconds).then_some(
-                StopReason::Outlasted {
-                    left,
-                    sample_s: t.small.seconds,
-                    cpus_s,
-                    cpu_estimated: true,
-                },
-            )
+            None
         };
         if why.is_some() {
             self.stopped.set(why);
         }
         why.is_some()
+    }
+
+    /// The stop rule on one driver thread (`StopReason::Predicted`): the largest
+    /// chunk's modeled transfers hold the thread at least `cpu_item_s` per
+    /// iteration, the time the CPU path is weighed at (`cpu_estimated`: twice the
+    /// application's estimate, else its typical time). `None` without a price.
+    fn transfers_outweigh(&self, cpu_item_s: f64, cpu_estimated: bool) -> Option<StopReason> {
+        let held = self.transfers.map(|t| t.held_item_s())?;
+        (held > 0.0 && held >= cpu_item_s).then_some(StopReason::Predicted {
+            driver_item_s: held,
+            cpu_item_s,
+            cpu_estimated,
+        })
     }
 
     /// Says how many iterations a CPU's first chunk is (`CpuSizer::new`'s `first`).
@@ -359,27 +381,15 @@ impl BoardSizer {
         handed_out: u64,
     ) -> Option<u64> {
         self.waiting.set(false);
-        if let (Some(predicted), true, true) = (
-            self.transfers
-                .map(|t| t.held_item_s())
-                .filter(|&held| held > 0.0),
-            self.one_thread,
-            self.cpus > 0,
-        ) {
-            match self.cpu_typical_s {
-                None => {
-                    self.waiting.set(true);
-                    return None;
-                }
-                Some(t) if predicted >= t => {
-                    self.stopped.set(Some(StopReason::Predicted {
-                        driver_item_s: predicted,
-                        cpu_item_s: t,
-                        cpu_estimated: false,
-                    }));
-                    return None;
-                }
-                Some(_) => {}
+        let priced = self.transfers.is_some_and(|t| t.held_item_s() > 0.0);
+        if priced && self.one_thread && self.cpus > 0 {
+            let Some(t) = self.cpu_typical_s else {
+                self.waiting.set(true);
+                return None;
+            };
+            if let Some(why) = self.transfers_outweigh(t, false) {
+                self.stopped.set(Some(why));
+                return None;
             }
         }
         let Some(model) = self.model() else {
@@ -393,14 +403,8 @@ impl BoardSizer {
                     return None;
                 };
                 let left = self.n.saturating_sub(handed_out);
-                let cpus_s = left as f64 * item_s / self.cpus as f64;
-                if cpus_s < t.small.seconds {
-                    self.stopped.set(Some(StopReason::Outlasted {
-                        left,
-                        sample_s: t.small.seconds,
-                        cpus_s,
-                        cpu_estimated: false,
-                    }));
+                if let Some(why) = cpus_outlast(t, left, item_s, self.cpus, false) {
+                    self.stopped.set(Some(why));
                     return None;
                 }
             }
@@ -1532,7 +1536,9 @@ mod tests {
             priced_board(true, cpus, 1_000_000, transfers).with_cpu_estimate(estimate)
         };
         let twenty = || Some(priced((1000, 20e-3), (1e-3, 20e-3)));
-        // An estimate of 10 us: even a CPU twice as slow beats the transfers.
+        // An estimate of 10 us: weighed at twice that (20 us), the CPU still does an
+        // iteration no slower than the transfers hold the thread. The reason keeps
+        // the time it was weighed at.
         let s = one_thread(Some(10e-6), twenty(), 1);
         assert!(s.stops_on_estimate(1_000_000) && s.stopped());
         let why = s.stop_reason().unwrap();
@@ -1540,7 +1546,7 @@ mod tests {
             why,
             StopReason::Predicted {
                 driver_item_s: 20e-6,
-                cpu_item_s: 10e-6,
+                cpu_item_s: 20e-6,
                 cpu_estimated: true
             }
         );
