@@ -39,7 +39,7 @@ pub(crate) struct CpuProgress {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Bumped after each of the CPU loop's chunks.
+    /// Bumped each time the CPU loop publishes what a board may wait for.
     generation: u64,
     /// The CPU loop has ended (or there is none).
     ended: bool,

@@ -701,20 +701,33 @@ fn threads<B: BoardPath>(
     board_sizer: impl Fn(u32) -> BoardSizer,
     cpu_sizer: impl Fn() -> CpuSizer,
 ) -> Result<Vec<DeviceReport>> {
-    let pool = board_threads::at_least(boards.len())?;
-    // Each board thread's report, in the boards' order.
-    let reports: Vec<Mutex<Option<Result<DeviceReport>>>> =
-        boards.iter().map(|_| Mutex::new(None)).collect();
+    // Each board's report, in the boards' order: those stopped before the loop now,
+    // the others' when their threads end.
+    let mut to_drive = Vec::new();
+    let reports: Vec<Mutex<Option<Result<DeviceReport>>>> = boards
+        .iter()
+        .enumerate()
+        .map(|(i, &device)| {
+            let sizer = board_sizer(board_of(device));
+            match stopped_before_the_loop(ctx, device, &sizer) {
+                Some(mut report) => {
+                    report.fit = sizer.into_fit();
+                    Mutex::new(Some(Ok(report)))
+                }
+                None => {
+                    to_drive.push((i, device, sizer));
+                    Mutex::new(None)
+                }
+            }
+        })
+        .collect();
+    // As many threads as boards to drive (the pool keeps at least one).
+    let pool = board_threads::at_least(to_drive.len())?;
     let mut devices = Vec::new();
     let mut first_error = None;
     pool.in_place_scope(|s| {
-        for (&device, report) in boards.iter().zip(&reports) {
-            let sizer = board_sizer(board_of(device));
-            if let Some(mut stopped) = stopped_before_the_loop(ctx, device, &sizer) {
-                stopped.fit = sizer.into_fit();
-                *report.lock().unwrap_or_else(|e| e.into_inner()) = Some(Ok(stopped));
-                continue;
-            }
+        for (i, device, sizer) in to_drive {
+            let report = &reports[i];
             s.spawn(move |_| {
                 let r = board_thread(ctx, device, path, sizer);
                 *report.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
@@ -765,10 +778,16 @@ fn stopped_before_the_loop(
     if !sizer.stops_on_estimate(ctx.pool.len()) {
         return None;
     }
-    sizer.retire();
     let mut report = DeviceReport::new(device);
-    report.stopped = sizer.stop_reason();
+    retire_stopped(sizer, &mut report);
     Some(report)
+}
+
+/// Retires a board whose sizer stopped it before the pool's end, its report saying
+/// why (`BoardSizer::stop_reason`): the CPUs take the rest.
+fn retire_stopped(sizer: &BoardSizer, report: &mut DeviceReport) {
+    report.stopped = sizer.stop_reason();
+    sizer.retire();
 }
 
 /// This PE's CPU until the pool is empty.
@@ -807,9 +826,10 @@ impl Drop for CpuDone<'_> {
     }
 }
 
-/// The longest a board thread waits for the CPU loop's next chunk before it looks
-/// again anyway: every reason a board waits ends with a CPU chunk or the CPU loop's
-/// end, which wake it at once, so this bounds only a reason that would not.
+/// The longest a board thread waits for the CPU loop's progress before it looks
+/// again anyway: every reason a board waits ends with what the CPU loop publishes
+/// (its first rate, its typical time) or with its end, which wake it at once, so
+/// this bounds only a reason that would not.
 const CPU_WAIT_BOUND: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// The number of a board device on its node.
@@ -865,8 +885,7 @@ fn board_thread<B: BoardPath>(
     }
     if sizer.stopped() {
         // Not the pool's end: the CPUs take the rest (the loop's tail).
-        report.stopped = sizer.stop_reason();
-        sizer.retire();
+        retire_stopped(&sizer, &mut report);
     }
     report.fit = sizer.into_fit();
     Ok(report)
@@ -1175,8 +1194,7 @@ fn serve_boards<B: BoardPath>(
             if slot.sizer.stopped() {
                 // Not the pool's end: this board is dearer than the CPU it shares
                 // its thread with.
-                slot.report.stopped = slot.sizer.stop_reason();
-                slot.sizer.retire();
+                retire_stopped(&slot.sizer, &mut slot.report);
                 slot.retired = true;
                 continue;
             }
