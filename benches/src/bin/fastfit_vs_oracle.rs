@@ -58,6 +58,10 @@
 //! - `0%/split`: the boards alone (the split with no work on the CPUs) over the best
 //!   split, run by run: the most the CPUs are worth here. A wrong split can lose at
 //!   most about this much by leaving the CPUs idle (more if it overloads them).
+//! - `FFt/split` (the FFT only): `FF/split` for FastFit started from the lines its
+//!   timed run learned (`fft2d`'s `fastfit_trained_s`: no training in either pass,
+//!   as `--trained` starts it; a job run again with the file its last run wrote):
+//!   its whole time, corner turns included, over the best split's, run by run.
 //! - `FF/passes` (the FFT only): FastFit's row and column passes alone, without the
 //!   corner turns (the same work under every schedule, and most of the FFT's time
 //!   and noise on native), over those of the split whose passes have the lowest
@@ -69,7 +73,9 @@
 //!   (`static/split` for the passes alone).
 //!
 //! In the JSON `static/split` is `static_over_best_split`, `0%/split`
-//! `boards_only_over_best_split` and `st/passes` `static_over_best_split_passes`; it also has the held-out ratios of the passes
+//! `boards_only_over_best_split`, `FFt/split` `trained_over_best_split` and `st/passes`
+//! `static_over_best_split_passes`; it also has the held-out ratios of the trained
+//! run (`trained_over_best_split_held_out`) and of the passes
 //! (`fastfit_over_best_split_passes_held_out`, `trained_over_best_split_passes_held_out`).
 
 use shmemplus_benches::median;
@@ -91,13 +97,15 @@ struct Times {
     passes: Option<Passes>,
 }
 
-/// One FFT oracle job's passes alone (seconds).
+/// One FFT oracle job's passes alone (seconds), and its trained FastFit run's total.
 struct Passes {
     fastfit: f64,
     /// The static split with the assumed ratio.
     fixed: f64,
     /// FastFit started from the lines its timed run learned.
     trained: f64,
+    /// That trained run's whole time (`fastfit_trained_s`: corner turns included).
+    trained_total: f64,
     /// Every split's, in the sweep's order.
     sweep: Vec<f64>,
 }
@@ -244,6 +252,7 @@ fn run_once(
                 fastfit: field("fastfit_passes_s")?,
                 fixed: field("static_passes_s")?,
                 trained: field("fastfit_trained_passes_s")?,
+                trained_total: field("fastfit_trained_s")?,
                 sweep: sweep(&v, "passes_s")?.into_iter().map(|(_, t)| t).collect(),
             })
         },
@@ -373,6 +382,22 @@ fn held_out_ratios<T>(
     )
 }
 
+/// FastFit started trained (`Passes::trained_total`, one per run of `runs`, in
+/// order) over the split `split` of the sweep, the median of the run-by-run ratios;
+/// and held out ([`held_out_ratios`]: each half of the runs against the split the
+/// other half's medians choose), `None` with fewer than two runs.
+fn trained_over_split(passes: &[&Passes], runs: &[Times], split: usize) -> (f64, Option<f64>) {
+    let trained: Vec<(f64, &Times)> = passes
+        .iter()
+        .zip(runs)
+        .map(|(p, t)| (p.trained_total, t))
+        .collect();
+    let in_sample = median(trained.iter().map(|(w, t)| w / t.sweep[split].1).collect());
+    let splits = runs.first().map_or(0, |t| t.sweep.len());
+    let held_out = held_out_ratios(&trained, splits, |(w, _)| *w, |(_, t), i| t.sweep[i].1);
+    (in_sample, held_out.map(median))
+}
+
 /// The lower and upper quartiles of `v` (not empty), each the value of nearest rank:
 /// for 11 values the 4th and the 9th smallest, for 1 that value twice.
 fn quartiles(mut v: Vec<f64>) -> (f64, f64) {
@@ -394,7 +419,7 @@ fn main() -> Result<(), String> {
         let passes = if s.app == App::Cbir {
             ""
         } else {
-            "  FF/passes  FFt/passes  st/passes"
+            "  FFt/split  FF/passes  FFt/passes  st/passes"
         };
         println!(
             "{:<8} {:>6} {:>7} {:>10} {:>10} {:>10} {:>8} {:>6} {:>6} {:>6} {:>8} {:>12} {:>11} {:>10} {:>12} {:>9}{passes}",
@@ -475,6 +500,13 @@ fn main() -> Result<(), String> {
                         }
                         None => (None, None, None),
                     };
+                let (trained_vs_split, trained_vs_split_ho) = match &passes {
+                    Some(passes) => {
+                        let (ratio, held_out) = trained_over_split(passes, &runs, split);
+                        (Some(ratio), held_out)
+                    }
+                    None => (None, None),
+                };
                 // The same, held out (see `FF/split ho`).
                 let passes_held_out = |value: fn(&&Passes) -> f64| {
                     passes.as_ref().and_then(|p| {
@@ -500,6 +532,8 @@ fn main() -> Result<(), String> {
                             "fastfit_over_best_split": vs_split,
                             "fastfit_over_best_split_quartiles": [q1, q3],
                             "fastfit_over_best_split_held_out": held_out,
+                            "trained_over_best_split": trained_vs_split,
+                            "trained_over_best_split_held_out": trained_vs_split_ho,
                             "fastfit_over_best_split_passes_held_out": vs_split_passes_ho,
                             "trained_over_best_split_passes_held_out": trained_vs_split_passes_ho,
                             "static_over_best_split": static_vs_split,
@@ -511,11 +545,14 @@ fn main() -> Result<(), String> {
                     );
                 } else {
                     let passes = match (
+                        trained_vs_split,
                         vs_split_passes,
                         trained_vs_split_passes,
                         static_vs_split_passes,
                     ) {
-                        (Some(p), Some(t), Some(f)) => format!(" {p:>10.3} {t:>11.3} {f:>10.3}"),
+                        (Some(w), Some(p), Some(t), Some(f)) => {
+                            format!(" {w:>10.3} {p:>10.3} {t:>11.3} {f:>10.3}")
+                        }
                         _ => String::new(),
                     };
                     let iqr = format!("{q1:.3}-{q3:.3}");
@@ -640,6 +677,49 @@ mod tests {
             Some(vec![2.0 / 1.5, 2.0 / 1.6])
         );
         assert_eq!(held_out_ratios(&runs[..1], 2, |r| r.0, |r, i| r.1[i]), None);
+    }
+
+    #[test]
+    fn the_trained_run_is_measured_against_the_best_split_in_sample_and_held_out() {
+        // Two splits per run; the trained FastFit run takes 1.0 in every run.
+        let run = |splits: [f64; 2]| Times {
+            best: splits[0].min(splits[1]),
+            fixed: 1.0,
+            fastfit: 1.0,
+            fastfit_cpu_share: 0.0,
+            fastfit_speed_ratio: None,
+            sweep: vec![(0.0, splits[0]), (0.1, splits[1])],
+            passes: None,
+        };
+        let passes = |trained_total: f64| Passes {
+            fastfit: 0.5,
+            fixed: 0.5,
+            trained: 0.4,
+            trained_total,
+            sweep: vec![0.5, 0.5],
+        };
+        let runs = [
+            run([0.8, 0.5]),
+            run([0.8, 1.0]),
+            run([0.8, 0.5]),
+            run([0.8, 1.0]),
+        ];
+        let p: Vec<Passes> = [1.0, 1.0, 1.0, 1.0].map(passes).into();
+        let p: Vec<&Passes> = p.iter().collect();
+        // Split 0 has the lower median: 0.8 against split 1's 1.0 (`median` takes
+        // the upper of its two middles, 0.5 and 1.0).
+        let best = best_split(&runs).unwrap();
+        assert_eq!(best, 0);
+        let (in_sample, held_out) = trained_over_split(&p, &runs, best);
+        assert_eq!(in_sample, 1.0 / 0.8);
+        // The even runs choose split 1 (0.5), the odd ones split 0 (0.8): the even
+        // runs are measured against split 0, the odd ones against split 1.
+        let ratios = held_out_ratios(&runs, 2, |_| 1.0, |t, i| t.sweep[i].1).unwrap();
+        assert_eq!(ratios, vec![1.0 / 0.8, 1.0 / 1.0, 1.0 / 0.8, 1.0 / 1.0]);
+        assert_eq!(held_out, Some(median(ratios)));
+        // One run: nothing to hold out.
+        let (one, none) = trained_over_split(&p[..1], &runs[..1], 0);
+        assert_eq!((one, none), (1.0 / 0.8, None));
     }
 
     #[test]
