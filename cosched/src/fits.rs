@@ -217,6 +217,7 @@ impl NodeFits {
             cpu_rate: cpu.rate,
             cpu_item_s: cpu.item_s,
             cpu_start_s: cpu.start_s,
+            planned: Default::default(),
         })
     }
 }

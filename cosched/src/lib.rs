@@ -46,6 +46,7 @@ mod plan;
 pub mod pool;
 mod progress;
 pub mod report;
+mod round;
 pub mod run;
 mod sizing;
 mod stats;

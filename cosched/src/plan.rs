@@ -70,6 +70,22 @@ struct Finished {
 impl DeadlinePlan<'_> {
     /// What the node finishes by `e` seconds from now.
     fn finished_by(&self, e: f64) -> Finished {
+        self.walk_by(e, |_| {})
+    }
+
+    /// The chunks of the plan of deadline `e` (from [`DeadlinePlan::deadline`]): this
+    /// board's, then each queued board's in the order they are staged (fractions of
+    /// an iteration; the busy boards' are not in it), and the driver's own CPU
+    /// path's iterations (0 without it).
+    pub(crate) fn round_by(&self, e: f64) -> (Vec<f64>, f64) {
+        let mut chunks = Vec::with_capacity(1 + self.node.queued as usize);
+        let finished = self.walk_by(e, |c| chunks.push(c));
+        (chunks, finished.own_cpu)
+    }
+
+    /// [`DeadlinePlan::finished_by`], telling `staged` each chunk of this board and
+    /// the queued ones as the plan stages them.
+    fn walk_by(&self, e: f64, mut staged: impl FnMut(f64)) -> Finished {
         let chunk_by =
             |start: f64| ((e - start - self.board.latency_s) / self.board.item_s).max(0.0);
         let staging = |c: f64| {
@@ -80,9 +96,11 @@ impl DeadlinePlan<'_> {
             }
         };
         let mine = chunk_by(0.0);
+        staged(mine);
         let (mut items, mut thread, mut next) = (mine, staging(mine), staging(mine));
         for _ in 0..self.node.queued {
             let c = chunk_by(next);
+            staged(c);
             items += c;
             thread += staging(c);
             next += staging(c);
@@ -103,7 +121,9 @@ impl DeadlinePlan<'_> {
     }
 
     /// This board's chunk in the plan (at least 1); `None` if the numbers are not
-    /// usable (not finite, or a board that does no work).
+    /// usable (not finite, or a board that does no work). The sizer weighs the
+    /// driver's CPU first (`sizing::weighing_own_cpu`); the tests ask directly.
+    #[cfg(test)]
     pub(crate) fn first_chunk(&self) -> Option<u64> {
         Some(self.chunk_by(self.deadline()?))
     }

@@ -267,6 +267,10 @@ pub struct Report {
     pub elapsed_s: f64,
     /// This PE's CPU (if it took part) and the boards it drove.
     pub devices: Vec<DeviceReport>,
+    /// Whether the loop ran as one planned round (a trained start of a loop per PE
+    /// on the virtual clock: one chunk per board and one for the CPU, sized before
+    /// the first), not chunk by chunk.
+    pub planned_round: bool,
     /// What the boards this PE drove learned, if they finished training: give it to
     /// the next loop of the same kernel and iterations (`Options::trained`) and its
     /// boards start at FastFit's chunks, without training again.
@@ -294,6 +298,10 @@ pub struct Trained {
     /// corner turn), which the next loop's plan leaves the CPU time for (0: not
     /// measured).
     pub(crate) cpu_start_s: f64,
+    /// The round these lines plan for a next loop like the one that learned them,
+    /// planned at that loop's end (`round`); not written out.
+    #[serde(skip)]
+    pub(crate) planned: crate::round::PlannedRound,
 }
 
 /// A [`Trained`] as its `Serialize` writes it, before it is checked.
@@ -367,6 +375,7 @@ impl Trained {
             cpu_rate: stored.cpu_rate,
             cpu_item_s: stored.cpu_item_s,
             cpu_start_s: stored.cpu_start_s,
+            planned: Default::default(),
         })
     }
 
@@ -558,6 +567,7 @@ mod tests {
             cpu_rate: 2e4,
             cpu_item_s: 5e-5,
             cpu_start_s: 2.5e-4,
+            planned: Default::default(),
         }
     }
 

@@ -209,7 +209,7 @@ impl BoardPath for NoBoards {
 }
 
 /// The CPU path: computes a chunk on this PE.
-type CpuPath<'a> = dyn Fn(Range<u64>) -> std::result::Result<(), String> + Sync + 'a;
+pub(crate) type CpuPath<'a> = dyn Fn(Range<u64>) -> std::result::Result<(), String> + Sync + 'a;
 
 /// Runs iterations `0..n` of a loop on every PE's CPU (`cpu(range)`) and every board
 /// of the job (through `boards` on the first PE of each node), chunk by chunk from one
@@ -279,6 +279,14 @@ where
         samples.0.min(max_chunk.div_ceil(4)),
         samples.1.min(max_chunk),
     );
+    // A PE's own loop started trained on the one driver thread runs as one planned
+    // round (`round`), without the adaptive driver's work between its chunks.
+    if let (Some(trained), Some(round)) = (
+        options.trained.as_ref(),
+        crate::round::plan(shmem, n, options, per_node),
+    ) {
+        return crate::round::run(shmem, n, options, &round, trained, &cpu, boards);
+    }
     // Every PE also drains its pool once at the end: count it among the takers.
     let takers = workers + pes;
     let node = shmem.node();
@@ -450,6 +458,7 @@ where
                 item_s: speed(&ctx.cpu_item_s),
                 start_s: speed(&ctx.cpu_start_s),
             })
+            .map(|t| crate::round::planned_ahead(shmem, n, options, per_node, t))
     } else {
         None
     };
@@ -462,6 +471,7 @@ where
         pe: me,
         elapsed_s,
         devices,
+        planned_round: false,
         trained,
     })
 }
@@ -676,19 +686,31 @@ impl Ctx<'_> {
     /// A board failed on `range`: reruns it on the CPU path and says why the board is
     /// retired.
     fn failover(&self, board: u32, range: Range<u64>, board_error: String) -> Result<String> {
-        (self.cpu)(range.clone()).map_err(|cpu_error| Error::Board {
-            pe: self.shmem.my_pe(),
-            board,
-            first: range.start,
-            end: range.end,
-            board_error: board_error.clone(),
-            cpu_error,
-        })?;
-        Ok(format!(
-            "failed on iterations {}..{} ({board_error}); they ran on the CPU path and the board was retired",
-            range.start, range.end
-        ))
+        failover(self.shmem, self.cpu, board, range, board_error)
     }
+}
+
+/// Board `board` failed on `range`: reruns it on the CPU path `cpu` and says why the
+/// board is retired (an error naming the board if the CPU path fails too).
+pub(crate) fn failover(
+    shmem: &Shmem,
+    cpu: &CpuPath<'_>,
+    board: u32,
+    range: Range<u64>,
+    board_error: String,
+) -> Result<String> {
+    cpu(range.clone()).map_err(|cpu_error| Error::Board {
+        pe: shmem.my_pe(),
+        board,
+        first: range.start,
+        end: range.end,
+        board_error: board_error.clone(),
+        cpu_error,
+    })?;
+    Ok(format!(
+        "failed on iterations {}..{} ({board_error}); they ran on the CPU path and the board was retired",
+        range.start, range.end
+    ))
 }
 
 /// The wall-clock driver: this thread runs CPU chunks, one thread of the process's
@@ -918,7 +940,7 @@ const CPU_PIECES: u64 = 8;
 /// driver: a [`CPU_PIECES`]th (at least 1), or all of them when `no_boards` (every
 /// board of the thread is retired, or it drives none): pieces are there to serve the
 /// boards between them, and each costs the thread its bookkeeping and clock reads.
-fn piece_size(items: u64, no_boards: bool) -> u64 {
+pub(crate) fn piece_size(items: u64, no_boards: bool) -> u64 {
     if no_boards {
         items.max(1)
     } else {
@@ -1148,7 +1170,7 @@ fn cpu_fits(ctx: &Ctx<'_>, slots: &[Slot], cpu_item_s: f64, start_s: f64) -> u64
 /// pass to the next (planned at the last one seen, the CPU's rows ran past the
 /// boards' end); halved at each loop, an outlier (a page-fault storm, say) does not
 /// keep the CPU out of later loops for good.
-fn start_cost_kept(measured_s: f64, before_s: f64) -> f64 {
+pub(crate) fn start_cost_kept(measured_s: f64, before_s: f64) -> f64 {
     measured_s.max(0.5 * before_s).max(0.0)
 }
 

@@ -811,6 +811,15 @@ const CPU_START_MARGIN: f64 = 2.0;
 /// us) 1.6x against 1.3x. With one board its 35-55 rows save 18-29 us (4-8x) and
 /// the passes took 1.08-1.14x against 1.19x.
 fn first_chunk_weighing_own_cpu(plan: &DeadlinePlan<'_>) -> Option<u64> {
+    let (plan, e) = weighing_own_cpu(plan)?;
+    Some(plan.chunk_by(e))
+}
+
+/// `plan`, or the same plan without the driver's own CPU path when that CPU saves
+/// the node too little for its start-up cost (as [`first_chunk_weighing_own_cpu`]
+/// weighs it), with its deadline; `None` if the numbers are not usable. A trained
+/// start's planned round (`round`) is weighed so too.
+pub(crate) fn weighing_own_cpu<'a>(plan: &DeadlinePlan<'a>) -> Option<(DeadlinePlan<'a>, f64)> {
     let e = plan.deadline()?;
     let start_s = plan.node.cpu_start_s;
     let weighed = plan.own_cpu_item_s.is_some() && start_s > 0.0;
@@ -819,9 +828,10 @@ fn first_chunk_weighing_own_cpu(plan: &DeadlinePlan<'_>) -> Option<u64> {
             own_cpu_item_s: None,
             ..plan.clone()
         };
-        return without.first_chunk();
+        let e = without.deadline()?;
+        return Some((without, e));
     }
-    Some(plan.chunk_by(e))
+    Some((plan.clone(), e))
 }
 
 /// A CPU's chunk sizes (see the module doc).

@@ -456,7 +456,7 @@ fn boards_stop_on_the_estimate(shmem: &Shmem, n: u64, options: &Options) -> Resu
         cpu_item_estimate_s: Some(CPU_IMAGE_FAST.as_secs_f64()),
         ..options.clone()
     };
-    let report = loop_again(shmem, n, &options)?;
+    let report = loop_again(shmem, n, &options, Fail::Nothing)?;
     for d in report
         .devices
         .iter()
@@ -648,7 +648,7 @@ fn trained_again(
         trained: first.trained.clone(),
         ..options.clone()
     };
-    let report = loop_again(shmem, n, &options)?;
+    let report = loop_again(shmem, n, &options, Fail::Nothing)?;
     for d in &report.devices {
         if let (Device::Board { .. }, Some(span)) = (d.device, d.spans.first()) {
             if span.items <= 1000 {
@@ -660,22 +660,58 @@ fn trained_again(
             println!("PE {me}: {}: trained, first chunk {}", d.device, span.items);
         }
     }
+    // Per PE on the virtual clock a trained loop runs as a planned round: one chunk
+    // per board. Again with every board failing on its chunk: each is retired, its
+    // chunk rerun on the CPU path, every iteration once (`loop_again` checks).
+    let round = options.scope == Scope::Pe && shmem.clock() == ClockKind::Virtual;
+    if round && drives_boards && shmem.fpgas() > 0 {
+        let boards_chunks: Vec<u64> = report
+            .devices
+            .iter()
+            .filter(|d| matches!(d.device, Device::Board { .. }))
+            .map(|d| d.chunks)
+            .collect();
+        if !report.planned_round || boards_chunks.iter().any(|&c| c != 1) {
+            return Err(format!(
+                "PE {me}: trained per PE on the virtual clock, planned round {}, its \
+                 boards' chunks {boards_chunks:?} (a round: one each)",
+                report.planned_round
+            ));
+        }
+        let failing = loop_again(shmem, n, &options, Fail::All)?;
+        if !failing.planned_round {
+            return Err(format!("PE {me}: the failing loop ran no planned round"));
+        }
+        let retired = failing
+            .devices
+            .iter()
+            .filter(|d| d.failed.is_some())
+            .count();
+        if retired != shmem.fpgas() as usize {
+            return Err(format!(
+                "PE {me}: {retired} boards of {} retired from a failing round",
+                shmem.fpgas()
+            ));
+        }
+        println!("PE {me}: a trained round with failing boards ran every iteration once");
+    }
     Ok(())
 }
 
-/// One more loop of `n` iterations with `options` (unpriced, nothing failing): every
-/// iteration once again; its report.
+/// One more loop of `n` iterations with `options` (unpriced, the boards failing as
+/// `fail` says): every iteration once again; its report.
 fn loop_again(
     shmem: &Shmem,
     n: u64,
     options: &Options,
+    fail: Fail,
 ) -> Result<shmemplus_cosched::Report, String> {
     let len = usize::try_from(n).map_err(|e| e.to_string())?;
     let marks = Marks((0..len).map(|_| AtomicU32::new(0)).collect());
     let boards = Boards {
         shmem,
         marks: &marks,
-        fail: Fail::Nothing,
+        fail,
         starts: AtomicU32::new(0),
         staged: Vec::new(),
         in_bytes: 0,
@@ -708,7 +744,7 @@ fn an_estimate_lets_the_cpu_run_beside_the_samples(
         cpu_item_estimate_s: Some(CPU_ITEM.as_secs_f64()),
         ..options.clone()
     };
-    let report = loop_again(shmem, n, &options)?;
+    let report = loop_again(shmem, n, &options, Fail::Nothing)?;
     if !drives_boards {
         return Ok(());
     }

@@ -1,0 +1,655 @@
+//! A trained start's planned round: a loop over a PE's own iterations
+//! ([`Scope::Pe`]) on the virtual clock's one driver thread, started from what an
+//! earlier loop of the same kernel learned ([`Options::trained`]), is planned once
+//! before its first chunk and run as a static split runs.
+//!
+//! The plan is the deadline plan the adaptive driver makes at its first take
+//! (`plan::DeadlinePlan`, the CPU path weighed against its start-up cost as
+//! `sizing::weighing_own_cpu` weighs it), but for every board of the PE at once:
+//! one chunk per board, staged one after the other, and one chunk for the CPU path,
+//! so that all end together. The driver then stages and starts every board, runs
+//! the CPU's chunk in pieces (completing between pieces the boards whose DONE has
+//! passed), and completes the other boards in the order of their DONE. That is the
+//! static split's shape with FastFit's sizes: no take, sizer or plan runs between
+//! two chunks.
+//!
+//! Why: on a short loop the adaptive driver's own work is what a pass costs beyond
+//! its kernels. The 2D FFT's trained column pass on native with 4 boards (256 rows
+//! of 0.5 us on a board) took 64-131 us where the static split's took 58; its
+//! setup, the takes and plans between stagings and the loop's end cost 25-40 us of
+//! the thread (docs/cosched.md).
+//!
+//! When the round does not apply, `plan` says `None` and the adaptive driver runs:
+//! no trained lines, another scope or clock, a line that falls (says nothing of an
+//! iteration's cost), a chunk larger than a board holds, a board that costs the
+//! thread as much per iteration as the CPU path (the adaptive driver retires it), or
+//! numbers the plan cannot use. A board that fails is retired and its chunk rerun on
+//! the CPU path at once, as in the adaptive drivers; what the round leaves in the
+//! pool (nothing, unless a rounding does) is run on the CPU path at its end. What
+//! the round cannot do is correct itself: a board or CPU slower than its trained
+//! line ends the loop late by the difference, where the adaptive driver would have
+//! moved later chunks to the others.
+//!
+//! This module owns whether a loop takes the round, its chunks and running them. It
+//! must not size chunks adaptively (`sizing`), fit lines (`fits` does, from what
+//! this module measured) nor know what an iteration computes.
+
+use crate::fastfit::{PipelineModel, Sample};
+use crate::fits::{CpuLearned, NodeFits, PerItem};
+use crate::plan::{cpu_item_planned_s, DeadlinePlan, NodeNow, DEFAULT_CPU_SPREAD};
+use crate::pool::WorkPool;
+use crate::report::{BoardFit, Device, DeviceReport, Report, Span, Trained};
+use crate::run::{failover, piece_size, start_cost_kept, BoardPath, CpuPath, Options, Scope};
+use crate::sizing::weighing_own_cpu;
+use crate::{Error, Result};
+use shmemplus::config::ClockKind;
+use shmemplus::{BoardRun, Shmem};
+use std::ops::Range;
+
+/// A loop's planned round: each board's chunk (by board number; 0: the board sits
+/// the loop out) and the CPU path's.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Round {
+    pub(crate) boards: Vec<u64>,
+    pub(crate) cpu: u64,
+}
+
+/// What a round was planned for: the loop's length, the boards, whether the CPU
+/// takes part and the largest board chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RoundKey {
+    n: u64,
+    boards: u32,
+    cpus: bool,
+    max_chunk: Option<u64>,
+}
+
+impl RoundKey {
+    fn of(n: u64, options: &Options, boards: u32) -> RoundKey {
+        RoundKey {
+            n,
+            boards,
+            cpus: options.cpus,
+            max_chunk: options.max_board_chunk,
+        }
+    }
+}
+
+/// A round planned ahead ([`planned_ahead`]) and kept with the lines it was planned
+/// from ([`Trained`]), or none. A cache: it says nothing the lines do not (the same
+/// lines plan the same round), so any two compare equal.
+///
+/// Why ahead: planned at the start of the loop it runs, the round cost the 2D FFT's
+/// column pass 7-9 us of its thread (warm, about 1 us): its code and data come back
+/// from memory after a corner turn that streamed 8 MiB through the caches. At the
+/// end of the loop that learned the lines, the deadline plan's code has just run.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PlannedRound(Option<(RoundKey, Round)>);
+
+impl PartialEq for PlannedRound {
+    fn eq(&self, _: &PlannedRound) -> bool {
+        true
+    }
+}
+
+/// Whether a loop with `options` on a PE that drives `boards` boards runs as a
+/// planned round when it starts trained (see the module doc).
+fn applies(shmem: &Shmem, options: &Options, boards: u32) -> bool {
+    options.scope == Scope::Pe
+        && options.boards
+        && boards > 0
+        && shmem.clock() == ClockKind::Virtual
+}
+
+/// The round for a loop of `n` iterations with `options` on a PE that drives
+/// `boards` boards (the one planned ahead with its lines, if it was planned for
+/// such a loop), or `None` where the adaptive driver runs instead (see the module
+/// doc).
+pub(crate) fn plan(shmem: &Shmem, n: u64, options: &Options, boards: u32) -> Option<Round> {
+    let trained = options.trained.as_ref()?;
+    if !applies(shmem, options, boards) {
+        return None;
+    }
+    let key = RoundKey::of(n, options, boards);
+    match &trained.planned.0 {
+        Some((planned_for, round)) if *planned_for == key => Some(round.clone()),
+        _ => plan_from(trained, n, options.cpus, boards, options.max_board_chunk),
+    }
+}
+
+/// `trained`, learned by a loop of `n` iterations with `options` on a PE that
+/// drives `boards` boards, with the round it plans for a next loop like it (if such
+/// a loop would run one: [`plan`]).
+pub(crate) fn planned_ahead(
+    shmem: &Shmem,
+    n: u64,
+    options: &Options,
+    boards: u32,
+    mut trained: Trained,
+) -> Trained {
+    trained.planned = PlannedRound(
+        applies(shmem, options, boards)
+            .then(|| plan_from(&trained, n, options.cpus, boards, options.max_board_chunk))
+            .flatten()
+            .map(|round| (RoundKey::of(n, options, boards), round)),
+    );
+    trained
+}
+
+/// [`plan`]'s arithmetic: the round of `n` iterations for `boards` boards alike and,
+/// if `cpus`, the driver's CPU path, from `trained`; no chunk above `max_chunk`.
+pub(crate) fn plan_from(
+    trained: &Trained,
+    n: u64,
+    cpus: bool,
+    boards: u32,
+    max_chunk: Option<u64>,
+) -> Option<Round> {
+    let usable = |x: f64| x.is_finite() && x > 0.0;
+    let [small, large] = trained.kernel;
+    if large.seconds <= small.seconds || boards == 0 {
+        return None;
+    }
+    let model = trained.model;
+    let [a, b] = trained.driver?;
+    let measured_driver = PipelineModel::fit(a, b).ok()?;
+    // Staging and fetching are part of a chunk's time (as the adaptive plan takes
+    // them).
+    let driver = PipelineModel {
+        latency_s: measured_driver.latency_s.min(model.latency_s),
+        item_s: measured_driver.item_s.min(model.item_s),
+    };
+    let cpu_item_s = Some(trained.cpu_item_s).filter(|&t| cpus && usable(t));
+    let node = NodeNow {
+        queued: boards - 1,
+        busy: Vec::new(),
+        cpu_start_s: if usable(trained.cpu_start_s) {
+            trained.cpu_start_s
+        } else {
+            0.0
+        },
+        cpu_taken: 0,
+    };
+    let whole = DeadlinePlan {
+        board: model,
+        driver,
+        left: n as f64,
+        node: &node,
+        // A trained start has measured no spread in this loop.
+        own_cpu_item_s: cpu_item_s
+            .map(|t| cpu_item_planned_s(t, model.item_s / f64::from(boards), DEFAULT_CPU_SPREAD)),
+        others_rate: 0.0,
+    };
+    let (chosen, e) = weighing_own_cpu(&whole)?;
+    let (chunks, own_cpu) = chosen.round_by(e);
+    let cpu = if chosen.own_cpu_item_s.is_some() {
+        // `as` saturates, and NaN gives 0.
+        (own_cpu.floor() as u64).min(n)
+    } else if cpus && chunks.iter().all(|&c| c <= 0.0) {
+        n
+    } else {
+        0
+    };
+    let boards = shares(&chunks, n - cpu)?;
+    let too_large = boards.iter().any(|&c| max_chunk.is_some_and(|max| c > max));
+    // A board that costs the thread as much per iteration as the CPU path is not
+    // worth its chunk (the adaptive driver retires it: `StopReason::Measured`).
+    let dear =
+        |c: u64| cpu_item_s.is_some_and(|t| c > 0 && measured_driver.seconds(c) / c as f64 >= t);
+    if too_large || boards.iter().any(|&c| dear(c)) {
+        return None;
+    }
+    Some(Round { boards, cpu })
+}
+
+/// `total` iterations in whole parts in proportion to `weights` (not negative, not
+/// all 0), the rounding's remainder to the largest fractions (the earlier of equal
+/// ones); `None` for weights that give no proportion.
+fn shares(weights: &[f64], total: u64) -> Option<Vec<u64>> {
+    let sum: f64 = weights.iter().map(|w| w.max(0.0)).sum();
+    if total == 0 {
+        return Some(vec![0; weights.len()]);
+    }
+    if !(sum.is_finite() && sum > 0.0) {
+        return None;
+    }
+    let exact: Vec<f64> = weights
+        .iter()
+        .map(|w| w.max(0.0) * total as f64 / sum)
+        .collect();
+    // `as` saturates; each floor is at most `total`.
+    let mut parts: Vec<u64> = exact
+        .iter()
+        .map(|x| (x.floor() as u64).min(total))
+        .collect();
+    let given: u64 = parts.iter().sum();
+    let mut short = total.checked_sub(given)?;
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by(|&i, &j| {
+        let frac = |k: usize| exact[k] - exact[k].floor();
+        frac(j).total_cmp(&frac(i)).then(i.cmp(&j))
+    });
+    for &i in order.iter().cycle() {
+        if short == 0 {
+            break;
+        }
+        parts[i] += 1;
+        short -= 1;
+    }
+    Some(parts)
+}
+
+/// A board chunk of the round in flight.
+struct Flight {
+    board: u32,
+    run: BoardRun,
+    range: Range<u64>,
+    start_s: f64,
+    /// The driver's time in `BoardPath::start` (staging).
+    staged_s: f64,
+}
+
+/// What running the round needs beside the boards' path.
+struct Driver<'a> {
+    shmem: &'a Shmem,
+    cpu: &'a CpuPath<'a>,
+    start: std::time::Duration,
+}
+
+impl Driver<'_> {
+    fn at_s(&self, t: std::time::Duration) -> f64 {
+        t.saturating_sub(self.start).as_secs_f64()
+    }
+
+    fn now_s(&self) -> f64 {
+        self.at_s(self.shmem.now())
+    }
+
+    fn cpu_call(&self, range: Range<u64>) -> Result<()> {
+        (self.cpu)(range.clone()).map_err(|why| Error::Cpu {
+            pe: self.shmem.my_pe(),
+            first: range.start,
+            end: range.end,
+            why,
+        })
+    }
+}
+
+/// A board's part of the round as it ran.
+struct BoardRan {
+    report: DeviceReport,
+    /// The chunk planned for it.
+    planned: u64,
+    /// The wait from its DONE until the driver came to it.
+    service_s: f64,
+}
+
+/// Runs `round` over iterations `0..n` of this PE (see the module doc), a loop with
+/// `options`: `trained` is what it was planned from, `cpu` and `path` the application's paths. Returns
+/// the PE's report, its boards' lines refined by the round's chunks.
+pub(crate) fn run<B: BoardPath>(
+    shmem: &Shmem,
+    n: u64,
+    options: &Options,
+    round: &Round,
+    trained: &Trained,
+    cpu: &CpuPath<'_>,
+    path: &B,
+) -> Result<Report> {
+    let me = shmem.my_pe();
+    let node = shmem.node();
+    let driver = Driver {
+        shmem,
+        cpu,
+        start: shmem.now(),
+    };
+    // Every planned chunk is taken from the PE's pool, which alone says what is
+    // left (its takers: one per board, the CPU and the drain).
+    let pool = WorkPool::per_pe(n, round.boards.len() as u64 + 2)?;
+    let mut fits = NodeFits::trained(trained);
+    let mut ran: Vec<BoardRan> = (0..round.boards.len() as u32)
+        .map(|board| BoardRan {
+            report: DeviceReport::new(Device::Board {
+                pe: me,
+                node,
+                board,
+            }),
+            planned: round.boards[board as usize],
+            service_s: 0.0,
+        })
+        .collect();
+    let mut flights = Vec::with_capacity(ran.len());
+    for (board, part) in ran.iter_mut().enumerate() {
+        let Some(chunk) = (part.planned > 0)
+            .then(|| pool.take_local(part.planned))
+            .flatten()
+        else {
+            continue;
+        };
+        let board = board as u32;
+        let start_s = driver.now_s();
+        match path.start(board, chunk.range.clone()) {
+            Ok(run) => flights.push(Flight {
+                board,
+                run,
+                range: chunk.range,
+                start_s,
+                staged_s: driver.now_s() - start_s,
+            }),
+            Err(why) => {
+                part.report.failed = Some(failover(shmem, cpu, board, chunk.range, why)?);
+            }
+        }
+    }
+    let mut cpu_report = DeviceReport::new(Device::Cpu { pe: me });
+    let mut own = PerItem::starting_at(trained.cpu_item_s);
+    if let Some(chunk) = (round.cpu > 0)
+        .then(|| pool.take_local(round.cpu))
+        .flatten()
+    {
+        let piece = piece_size(chunk.range.end - chunk.range.start, flights.is_empty());
+        let start_s = driver.now_s();
+        let mut from = start_s;
+        let mut at = chunk.range.start;
+        while at < chunk.range.end {
+            let end = at.saturating_add(piece).min(chunk.range.end);
+            driver.cpu_call(at..end)?;
+            own.add(end - at, driver.now_s() - from);
+            at = end;
+            let now = shmem.now();
+            let mut i = 0;
+            while i < flights.len() {
+                if flights[i].run.done_at().is_some_and(|t| t <= now) {
+                    let f = flights.swap_remove(i);
+                    complete(&driver, path, f, &mut ran, &mut fits)?;
+                } else {
+                    i += 1;
+                }
+            }
+            from = driver.now_s();
+        }
+        cpu_report.record(Span {
+            start_s,
+            end_s: driver.now_s(),
+            items: chunk.range.end - chunk.range.start,
+        });
+    }
+    flights.sort_by_key(|f| f.run.done_at());
+    for f in flights {
+        complete(&driver, path, f, &mut ran, &mut fits)?;
+    }
+    // What the round left (a failed board's chunk ran at once): nothing, unless a
+    // rounding left some; on the CPU path.
+    while let Some(chunk) = pool.take_local(n) {
+        let start_s = driver.now_s();
+        let items = chunk.range.end - chunk.range.start;
+        driver.cpu_call(chunk.range)?;
+        cpu_report.record(Span {
+            start_s,
+            end_s: driver.now_s(),
+            items,
+        });
+    }
+    let cpu_rate = if cpu_report.busy_s > 0.0 {
+        cpu_report.items as f64 / cpu_report.busy_s
+    } else {
+        trained.cpu_rate
+    };
+    let learned = fits
+        .learned(CpuLearned {
+            rate: cpu_rate,
+            item_s: own.per_item(),
+            start_s: own.start_s().map_or(trained.cpu_start_s, |s| {
+                start_cost_kept(s, trained.cpu_start_s)
+            }),
+        })
+        .map(|mut learned| {
+            // Lines this round left as they were plan this round again (`plan_from`
+            // reads nothing else): it is handed on, planned. Changed lines are
+            // planned by the next loop that starts from them.
+            if learned == *trained {
+                let key = RoundKey::of(n, options, round.boards.len() as u32);
+                learned.planned = PlannedRound(Some((key, round.clone())));
+            }
+            learned
+        });
+    let elapsed_s = driver.now_s();
+    let mut devices = Vec::with_capacity(ran.len() + 1);
+    if round.cpu > 0 || cpu_report.chunks > 0 || round.boards.is_empty() {
+        devices.push(cpu_report);
+    }
+    for part in ran {
+        let mut report = part.report;
+        report.fit = board_fit(trained, &fits, &report, part.planned, part.service_s);
+        devices.push(report);
+    }
+    for d in &mut devices {
+        d.idle_s = (elapsed_s - d.busy_s).max(0.0);
+    }
+    Ok(Report {
+        pe: me,
+        elapsed_s,
+        devices,
+        planned_round: true,
+        trained: learned,
+    })
+}
+
+/// Completes a board's chunk of the round (its DONE has passed, or is waited for
+/// now), as the adaptive driver does: the chunk's time is from staging to DONE plus
+/// fetching its results, and it refines the node's lines.
+fn complete<B: BoardPath>(
+    driver: &Driver<'_>,
+    path: &B,
+    f: Flight,
+    ran: &mut [BoardRan],
+    fits: &mut NodeFits,
+) -> Result<()> {
+    let part = &mut ran[f.board as usize];
+    let done_s = f.run.done_at().map(|t| driver.at_s(t));
+    let finish_from = driver.now_s();
+    let mut fetch_from = finish_from;
+    let finished = f.run.wait().map_err(|e| e.to_string()).and_then(|_| {
+        fetch_from = driver.now_s();
+        path.finish(f.board, f.range.clone())
+    });
+    if let Err(why) = finished {
+        part.report.failed = Some(failover(driver.shmem, driver.cpu, f.board, f.range, why)?);
+        return Ok(());
+    }
+    let now_s = driver.now_s();
+    let end_s = match done_s {
+        Some(done_s) if done_s < finish_from => {
+            part.service_s = finish_from - done_s;
+            done_s + (now_s - finish_from)
+        }
+        _ => now_s,
+    };
+    let items = f.range.end - f.range.start;
+    part.report.record(Span {
+        start_s: f.start_s,
+        end_s,
+        items,
+    });
+    fits.kernel.add(Sample {
+        items,
+        seconds: end_s - f.start_s,
+    });
+    fits.driver.add(Sample {
+        items,
+        seconds: f.staged_s + (now_s - fetch_from),
+    });
+    Ok(())
+}
+
+/// A board's fit in the round's report: the line it was planned from, the planned
+/// chunk and the model's time for it, and how its chunk's time compared.
+fn board_fit(
+    trained: &Trained,
+    fits: &NodeFits,
+    report: &DeviceReport,
+    planned: u64,
+    service_s: f64,
+) -> Option<BoardFit> {
+    let samples = fits
+        .kernel
+        .fit
+        .map_or(trained.kernel, |(samples, _)| samples);
+    let predicted_s = trained.model.seconds(planned);
+    let measured_over_model = report
+        .spans
+        .first()
+        .filter(|_| planned > 0 && predicted_s > 0.0)
+        .map(|s| (s.end_s - s.start_s) / trained.model.seconds(s.items));
+    Some(BoardFit {
+        samples,
+        model: trained.model,
+        chunk: planned,
+        predicted_s,
+        measured_over_model,
+        service_s,
+        second_sample_modeled: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines like the 2D FFT's trained ones on native: a board's 64 rows in 40 us
+    /// (7 us of latency, 0.51 us a row), the driver's thread 1.5 us a chunk, a CPU
+    /// row of 1.84 us after a first one 3 us dearer.
+    fn fft_like(cpu_item_s: f64) -> Trained {
+        let kernel = [
+            Sample {
+                items: 16,
+                seconds: 7e-6 + 16.0 * 0.51e-6,
+            },
+            Sample {
+                items: 76,
+                seconds: 7e-6 + 76.0 * 0.51e-6,
+            },
+        ];
+        Trained {
+            kernel,
+            model: PipelineModel::fit(kernel[0], kernel[1]).unwrap(),
+            driver: Some([
+                Sample {
+                    items: 16,
+                    seconds: 1.5e-6,
+                },
+                Sample {
+                    items: 76,
+                    seconds: 1.6e-6,
+                },
+            ]),
+            cpu_rate: 1.0 / cpu_item_s,
+            cpu_item_s,
+            cpu_start_s: 3e-6,
+            planned: PlannedRound::default(),
+        }
+    }
+
+    #[test]
+    fn a_round_hands_out_every_iteration_once_and_ends_the_devices_together() {
+        for boards in [1u32, 2, 4] {
+            let trained = fft_like(1.84e-6);
+            let round = plan_from(&trained, 256, true, boards, Some(256)).unwrap();
+            assert_eq!(round.boards.len(), boards as usize);
+            assert_eq!(
+                round.boards.iter().sum::<u64>() + round.cpu,
+                256,
+                "{round:?}"
+            );
+            // The boards are staged one after the other (1.5 us each), so each
+            // later one has less: they end within a row's time of each other.
+            let driver =
+                PipelineModel::fit(trained.driver.unwrap()[0], trained.driver.unwrap()[1]).unwrap();
+            let mut start = 0.0;
+            let ends: Vec<f64> = round
+                .boards
+                .iter()
+                .map(|&c| {
+                    let end = start + trained.model.seconds(c);
+                    start += driver.seconds(c);
+                    end
+                })
+                .collect();
+            let (lo, hi) = ends
+                .iter()
+                .fold((f64::MAX, 0.0f64), |(lo, hi), &e| (lo.min(e), hi.max(e)));
+            assert!(hi - lo <= 2.0 * 0.51e-6, "{boards} boards: {ends:?}");
+            assert!(round.boards.windows(2).all(|w| w[0] >= w[1]), "{round:?}");
+            // One board: its CPU saves it far more than its start-up cost, and takes
+            // rows; the CPU's rows end by the boards' end.
+            if boards == 1 {
+                assert!(round.cpu > 0, "{round:?}");
+            }
+            let cpu_end = 3e-6 + round.cpu as f64 * 1.84e-6 + start;
+            assert!(round.cpu == 0 || cpu_end <= hi + 1.84e-6, "{cpu_end} {hi}");
+        }
+    }
+
+    #[test]
+    fn a_cpu_that_saves_less_than_its_start_up_cost_is_left_out_and_without_cpus_the_boards_take_all(
+    ) {
+        // A CPU 100x slower than a board: its rows would save the four boards less
+        // than twice its start-up cost.
+        let mut trained = fft_like(51e-6);
+        trained.cpu_start_s = 20e-6;
+        let round = plan_from(&trained, 256, true, 4, None).unwrap();
+        assert_eq!(round.cpu, 0);
+        assert_eq!(round.boards.iter().sum::<u64>(), 256);
+        let round = plan_from(&fft_like(1.84e-6), 256, false, 2, None).unwrap();
+        assert_eq!(round.cpu, 0);
+        assert_eq!(round.boards.iter().sum::<u64>(), 256);
+    }
+
+    #[test]
+    fn no_round_where_the_adaptive_driver_must_decide() {
+        let trained = fft_like(1.84e-6);
+        // A chunk larger than a board holds.
+        assert_eq!(plan_from(&trained, 256, true, 1, Some(100)), None);
+        // No driver line, or a kernel line that falls.
+        let no_driver = Trained {
+            driver: None,
+            ..trained.clone()
+        };
+        assert_eq!(plan_from(&no_driver, 256, true, 2, None), None);
+        let mut falls = trained.clone();
+        falls.kernel[1].seconds = falls.kernel[0].seconds;
+        assert_eq!(plan_from(&falls, 256, true, 2, None), None);
+        // A board whose chunk costs the thread as much per iteration as the CPU path.
+        let mut dear = trained.clone();
+        dear.driver = Some([
+            Sample {
+                items: 16,
+                seconds: 16.0 * 2e-6,
+            },
+            Sample {
+                items: 76,
+                seconds: 76.0 * 2e-6,
+            },
+        ]);
+        assert_eq!(plan_from(&dear, 256, true, 2, None), None);
+        // No boards.
+        assert_eq!(plan_from(&trained, 256, true, 0, None), None);
+    }
+
+    #[test]
+    fn shares_are_whole_proportional_and_sum_to_the_total() {
+        assert_eq!(shares(&[1.0, 1.0, 1.0], 10), Some(vec![4, 3, 3]));
+        assert_eq!(
+            shares(&[76.4, 68.2, 60.1, 51.3], 256),
+            Some(vec![77, 68, 60, 51])
+        );
+        assert_eq!(shares(&[2.0, 0.0, -1.0], 5), Some(vec![5, 0, 0]));
+        assert_eq!(shares(&[0.0, 0.0], 0), Some(vec![0, 0]));
+        assert_eq!(shares(&[0.0, 0.0], 3), None);
+        assert_eq!(shares(&[f64::NAN], 3), None);
+        for total in [1u64, 7, 255, 1 << 40] {
+            let parts = shares(&[0.3, 0.3, 0.4], total).unwrap();
+            assert_eq!(parts.iter().sum::<u64>(), total);
+        }
+    }
+}
