@@ -249,6 +249,41 @@ struct Flight {
     staged_s: f64,
 }
 
+/// A board chunk of the round as it ended, in the driver's seconds: what the
+/// report and the fits are made of once the round is over.
+struct Fetched {
+    board: u32,
+    items: u64,
+    start_s: f64,
+    staged_s: f64,
+    /// The kernel's DONE, if the board said when.
+    done_s: Option<f64>,
+    /// When the driver came to the board, when the kernel's wait returned (its
+    /// fetch began) and when the fetch ended.
+    came_s: f64,
+    fetch_s: f64,
+    end_s: f64,
+}
+
+impl Fetched {
+    /// The chunk's time: from staging to DONE plus the fetch (as the adaptive
+    /// driver counts it), and the wait from DONE until the driver came to it.
+    fn span_and_service(&self) -> (Span, f64) {
+        let (end_s, service_s) = match self.done_s {
+            Some(done_s) if done_s < self.came_s => {
+                (done_s + (self.end_s - self.came_s), self.came_s - done_s)
+            }
+            _ => (self.end_s, 0.0),
+        };
+        let span = Span {
+            start_s: self.start_s,
+            end_s,
+            items: self.items,
+        };
+        (span, service_s)
+    }
+}
+
 /// What running the round needs beside the boards' path.
 struct Driver<'a> {
     shmem: &'a Shmem,
@@ -275,18 +310,17 @@ impl Driver<'_> {
     }
 }
 
-/// A board's part of the round as it ran.
-struct BoardRan {
-    report: DeviceReport,
-    /// The chunk planned for it.
-    planned: u64,
-    /// The wait from its DONE until the driver came to it.
-    service_s: f64,
-}
-
 /// Runs `round` over iterations `0..n` of this PE (see the module doc), a loop with
-/// `options`: `trained` is what it was planned from, `cpu` and `path` the application's paths. Returns
-/// the PE's report, its boards' lines refined by the round's chunks.
+/// `options`: `trained` is what it was planned from, `cpu` and `path` the
+/// application's paths. Returns the PE's report, its boards' lines refined by the
+/// round's chunks.
+///
+/// The round's own work is kept out of its way: between the first staging and the
+/// last fetch the driver only starts, waits, fetches and reads the clock; the
+/// report, the spans and the refined lines are made after the last fetch. (Each
+/// fetch streams a chunk's results through the caches, and the bookkeeping's code
+/// and data came back from memory after each, 2-3 us a board in the 2D FFT's
+/// column pass.)
 pub(crate) fn run<B: BoardPath>(
     shmem: &Shmem,
     n: u64,
@@ -297,7 +331,6 @@ pub(crate) fn run<B: BoardPath>(
     path: &B,
 ) -> Result<Report> {
     let me = shmem.my_pe();
-    let node = shmem.node();
     let driver = Driver {
         shmem,
         cpu,
@@ -306,24 +339,11 @@ pub(crate) fn run<B: BoardPath>(
     // Every planned chunk is taken from the PE's pool, which alone says what is
     // left (its takers: one per board, the CPU and the drain).
     let pool = WorkPool::per_pe(n, round.boards.len() as u64 + 2)?;
-    let mut fits = NodeFits::trained(trained);
-    let mut ran: Vec<BoardRan> = (0..round.boards.len() as u32)
-        .map(|board| BoardRan {
-            report: DeviceReport::new(Device::Board {
-                pe: me,
-                node,
-                board,
-            }),
-            planned: round.boards[board as usize],
-            service_s: 0.0,
-        })
-        .collect();
-    let mut flights = Vec::with_capacity(ran.len());
-    for (board, part) in ran.iter_mut().enumerate() {
-        let Some(chunk) = (part.planned > 0)
-            .then(|| pool.take_local(part.planned))
-            .flatten()
-        else {
+    let mut flights = Vec::with_capacity(round.boards.len());
+    let mut fetched = Vec::with_capacity(round.boards.len());
+    let mut failed: Vec<(u32, String)> = Vec::new();
+    for (board, &planned) in round.boards.iter().enumerate() {
+        let Some(chunk) = (planned > 0).then(|| pool.take_local(planned)).flatten() else {
             continue;
         };
         let board = board as u32;
@@ -336,12 +356,10 @@ pub(crate) fn run<B: BoardPath>(
                 start_s,
                 staged_s: driver.now_s() - start_s,
             }),
-            Err(why) => {
-                part.report.failed = Some(failover(shmem, cpu, board, chunk.range, why)?);
-            }
+            Err(why) => failed.push((board, failover(shmem, cpu, board, chunk.range, why)?)),
         }
     }
-    let mut cpu_report = DeviceReport::new(Device::Cpu { pe: me });
+    let mut cpu_spans = Vec::new();
     let mut own = PerItem::starting_at(trained.cpu_item_s);
     if let Some(chunk) = (round.cpu > 0)
         .then(|| pool.take_local(round.cpu))
@@ -361,14 +379,14 @@ pub(crate) fn run<B: BoardPath>(
             while i < flights.len() {
                 if flights[i].run.done_at().is_some_and(|t| t <= now) {
                     let f = flights.swap_remove(i);
-                    complete(&driver, path, f, &mut ran, &mut fits)?;
+                    complete(&driver, path, f, &mut fetched, &mut failed)?;
                 } else {
                     i += 1;
                 }
             }
             from = driver.now_s();
         }
-        cpu_report.record(Span {
+        cpu_spans.push(Span {
             start_s,
             end_s: driver.now_s(),
             items: chunk.range.end - chunk.range.start,
@@ -376,7 +394,7 @@ pub(crate) fn run<B: BoardPath>(
     }
     flights.sort_by_key(|f| f.run.done_at());
     for f in flights {
-        complete(&driver, path, f, &mut ran, &mut fits)?;
+        complete(&driver, path, f, &mut fetched, &mut failed)?;
     }
     // What the round left (a failed board's chunk ran at once): nothing, unless a
     // rounding left some; on the CPU path.
@@ -384,11 +402,49 @@ pub(crate) fn run<B: BoardPath>(
         let start_s = driver.now_s();
         let items = chunk.range.end - chunk.range.start;
         driver.cpu_call(chunk.range)?;
-        cpu_report.record(Span {
+        cpu_spans.push(Span {
             start_s,
             end_s: driver.now_s(),
             items,
         });
+    }
+    let elapsed_s = driver.now_s();
+
+    // The round is over: its report and lines.
+    let mut cpu_report = DeviceReport::new(Device::Cpu { pe: me });
+    for span in cpu_spans {
+        cpu_report.record(span);
+    }
+    let mut fits = NodeFits::trained(trained);
+    let node = shmem.node();
+    let mut boards: Vec<(DeviceReport, f64)> = (0..round.boards.len() as u32)
+        .map(|board| {
+            (
+                DeviceReport::new(Device::Board {
+                    pe: me,
+                    node,
+                    board,
+                }),
+                0.0,
+            )
+        })
+        .collect();
+    for (board, why) in failed {
+        boards[board as usize].0.failed = Some(why);
+    }
+    for f in &fetched {
+        let (span, service_s) = f.span_and_service();
+        fits.kernel.add(Sample {
+            items: f.items,
+            seconds: span.end_s - span.start_s,
+        });
+        fits.driver.add(Sample {
+            items: f.items,
+            seconds: f.staged_s + (f.end_s - f.fetch_s),
+        });
+        let (report, service) = &mut boards[f.board as usize];
+        report.record(span);
+        *service = service_s;
     }
     let cpu_rate = if cpu_report.busy_s > 0.0 {
         cpu_report.items as f64 / cpu_report.busy_s
@@ -413,14 +469,12 @@ pub(crate) fn run<B: BoardPath>(
             }
             learned
         });
-    let elapsed_s = driver.now_s();
-    let mut devices = Vec::with_capacity(ran.len() + 1);
+    let mut devices = Vec::with_capacity(boards.len() + 1);
     if round.cpu > 0 || cpu_report.chunks > 0 || round.boards.is_empty() {
         devices.push(cpu_report);
     }
-    for part in ran {
-        let mut report = part.report;
-        report.fit = board_fit(trained, &fits, &report, part.planned, part.service_s);
+    for ((mut report, service_s), &planned) in boards.into_iter().zip(&round.boards) {
+        report.fit = board_fit(trained, &fits, &report, planned, service_s);
         devices.push(report);
     }
     for d in &mut devices {
@@ -436,49 +490,39 @@ pub(crate) fn run<B: BoardPath>(
 }
 
 /// Completes a board's chunk of the round (its DONE has passed, or is waited for
-/// now), as the adaptive driver does: the chunk's time is from staging to DONE plus
-/// fetching its results, and it refines the node's lines.
+/// now): waits for the kernel, fetches the results and keeps the times in
+/// `fetched`; a board that fails is retired into `failed`, its chunk rerun on the
+/// CPU path at once.
 fn complete<B: BoardPath>(
     driver: &Driver<'_>,
     path: &B,
     f: Flight,
-    ran: &mut [BoardRan],
-    fits: &mut NodeFits,
+    fetched: &mut Vec<Fetched>,
+    failed: &mut Vec<(u32, String)>,
 ) -> Result<()> {
-    let part = &mut ran[f.board as usize];
     let done_s = f.run.done_at().map(|t| driver.at_s(t));
-    let finish_from = driver.now_s();
-    let mut fetch_from = finish_from;
+    let came_s = driver.now_s();
+    let mut fetch_s = came_s;
     let finished = f.run.wait().map_err(|e| e.to_string()).and_then(|_| {
-        fetch_from = driver.now_s();
+        fetch_s = driver.now_s();
         path.finish(f.board, f.range.clone())
     });
-    if let Err(why) = finished {
-        part.report.failed = Some(failover(driver.shmem, driver.cpu, f.board, f.range, why)?);
-        return Ok(());
-    }
-    let now_s = driver.now_s();
-    let end_s = match done_s {
-        Some(done_s) if done_s < finish_from => {
-            part.service_s = finish_from - done_s;
-            done_s + (now_s - finish_from)
+    match finished {
+        Ok(()) => fetched.push(Fetched {
+            board: f.board,
+            items: f.range.end - f.range.start,
+            start_s: f.start_s,
+            staged_s: f.staged_s,
+            done_s,
+            came_s,
+            fetch_s,
+            end_s: driver.now_s(),
+        }),
+        Err(why) => {
+            let why = failover(driver.shmem, driver.cpu, f.board, f.range, why)?;
+            failed.push((f.board, why));
         }
-        _ => now_s,
-    };
-    let items = f.range.end - f.range.start;
-    part.report.record(Span {
-        start_s: f.start_s,
-        end_s,
-        items,
-    });
-    fits.kernel.add(Sample {
-        items,
-        seconds: end_s - f.start_s,
-    });
-    fits.driver.add(Sample {
-        items,
-        seconds: f.staged_s + (now_s - fetch_from),
-    });
+    }
     Ok(())
 }
 
