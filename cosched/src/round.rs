@@ -696,4 +696,28 @@ mod tests {
             assert_eq!(parts.iter().sum::<u64>(), total);
         }
     }
+    #[test]
+    fn a_chunk_fetched_late_counts_its_done_and_the_wait_as_service() {
+        let fetched = |done_s| Fetched {
+            board: 0,
+            items: 64,
+            start_s: 10.0,
+            staged_s: 1.0,
+            done_s,
+            came_s: 50.0,
+            fetch_s: 51.0,
+            end_s: 53.0,
+        };
+        // DONE at 40, the driver came at 50 and took 3 to fetch: the chunk ends at
+        // 43, and it waited 10 for the driver.
+        let (span, service_s) = fetched(Some(40.0)).span_and_service();
+        assert_eq!((span.start_s, span.end_s, span.items), (10.0, 43.0, 64));
+        assert_eq!(service_s, 10.0);
+        // DONE when the driver came, after it or unknown: the chunk ends with its
+        // fetch, and nothing waited.
+        for done_s in [Some(50.0), Some(52.0), None] {
+            let (span, service_s) = fetched(done_s).span_and_service();
+            assert_eq!((span.end_s, service_s), (53.0, 0.0), "{done_s:?}");
+        }
+    }
 }
