@@ -405,6 +405,16 @@ fn relative_deviation(values: &[f64]) -> Option<f64> {
     Some(variance.sqrt() / mean)
 }
 
+/// The CPU path's start-up cost a loop passes on, from the one it measured and the one
+/// it started from: the larger of the measured one and half the earlier. A deadline
+/// plan needs a cost it can count on, and the FFT's varied from 2 to 28 us from one
+/// pass to the next (planned at the last one seen, the CPU's rows ran past the
+/// boards' end); halved at each loop, an outlier (a page-fault storm, say) does not
+/// keep the CPU out of later loops for good.
+pub(crate) fn start_cost_kept(measured_s: f64, before_s: f64) -> f64 {
+    measured_s.max(0.5 * before_s).max(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -635,5 +645,19 @@ mod tests {
         let mut t = PerItem::starting_at(3e-6);
         t.add(1, 1e-6);
         assert_eq!(t.start_s(), Some(0.0));
+    }
+
+    #[test]
+    fn a_start_up_cost_is_kept_at_the_larger_of_the_measured_and_half_the_earlier() {
+        // Loops measuring 28, 2, 2, 2 and 20 us, each from the one before.
+        let mut kept = 0.0;
+        let mut seen = Vec::new();
+        for measured in [28e-6, 2e-6, 2e-6, 2e-6, 20e-6] {
+            kept = start_cost_kept(measured, kept);
+            seen.push((kept * 1e6_f64).round());
+        }
+        assert_eq!(seen, [28.0, 14.0, 7.0, 4.0, 20.0]);
+        // A NaN earlier cost is no cost.
+        assert_eq!(start_cost_kept(3e-6, f64::NAN), 3e-6);
     }
 }

@@ -9,7 +9,10 @@
 //!   taken in chunks by remote atomics (no central server).
 //! - [`run`](mod@run): the drivers (each PE's CPU; the boards of a node, driven by
 //!   its first PE from one thread per board on the wall clock or from the PE's one
-//!   thread on the virtual clock), failover when a board fails, and the final drain.
+//!   thread on the virtual clock), failover when a board fails, and the final drain;
+//!   `round`: a trained loop of a PE on the virtual clock run as one planned round;
+//!   `options`: how a loop is configured ([`Options`]); `paths`: the application's
+//!   CPU path and [`BoardPath`], and failing a board's chunk over to the CPU path.
 //! - `fits`: what a node's boards and their driver learn from timed chunks (the line
 //!   through the boards' samples, the CPU path's time per iteration on one thread);
 //!   `sizing`: what a board (FastFit) or a CPU (measured throughput) asks for next,
@@ -42,6 +45,8 @@
 mod board_threads;
 pub mod fastfit;
 mod fits;
+mod options;
+mod paths;
 mod plan;
 pub mod pool;
 mod progress;

@@ -2,10 +2,50 @@
 //! clock's driver), the chunk of the board being served, such that the node's boards,
 //! staged one after the other, end together.
 //!
-//! This module owns that plan. It must not take work or time anything, nor decide
-//! when the plan applies (`sizing` does).
+//! A planned round (`Round`: one chunk for every board of a PE and one for its CPU,
+//! made from this plan by `round`) and the round kept with trained lines
+//! (`PlannedRound`) are data of this module too, so that the lines (`report`) can
+//! carry one without depending on the driver that runs it.
+//!
+//! This module owns that plan and those data. It must not take work or time
+//! anything, nor decide when the plan applies (`sizing` and `round` do).
 
 use crate::fastfit::PipelineModel;
+
+/// A loop's planned round: each board's chunk (by board number; 0: the board sits
+/// the loop out) and the CPU path's.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Round {
+    pub(crate) boards: Vec<u64>,
+    pub(crate) cpu: u64,
+}
+
+/// What a round was planned for: the loop's length, the boards, whether the CPU
+/// takes part and the largest board chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RoundKey {
+    pub(crate) n: u64,
+    pub(crate) boards: u32,
+    pub(crate) cpus: bool,
+    pub(crate) max_chunk: Option<u64>,
+}
+
+/// A round planned ahead (`round::planned_ahead`) and kept with the lines it was
+/// planned from ([`Trained`](crate::Trained)), or none. A cache: it says nothing the
+/// lines do not (the same lines plan the same round), so any two compare equal.
+///
+/// Why ahead: planned at the start of the loop it runs, the round cost the 2D FFT's
+/// column pass 7-9 us of its thread (warm, about 1 us): its code and data come back
+/// from memory after a corner turn that streamed 8 MiB through the caches. At the
+/// end of the loop that learned the lines, the deadline plan's code has just run.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PlannedRound(pub(crate) Option<(RoundKey, Round)>);
+
+impl PartialEq for PlannedRound {
+    fn eq(&self, _: &PlannedRound) -> bool {
+        true
+    }
+}
 
 /// The node's other boards as the one-thread driver sees them when it gives one of
 /// them a chunk (`BoardSizer::set_node_now`).

@@ -301,7 +301,7 @@ pub struct Trained {
     /// The round these lines plan for a next loop like the one that learned them,
     /// planned at that loop's end (`round`); not written out.
     #[serde(skip)]
-    pub(crate) planned: crate::round::PlannedRound,
+    pub(crate) planned: crate::plan::PlannedRound,
 }
 
 /// A [`Trained`] as its `Serialize` writes it, before it is checked.

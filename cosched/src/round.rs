@@ -35,60 +35,28 @@
 //! this module measured) nor know what an iteration computes.
 
 use crate::fastfit::{PipelineModel, Sample};
-use crate::fits::{CpuLearned, NodeFits, PerItem};
-use crate::plan::{cpu_item_planned_s, DeadlinePlan, NodeNow, DEFAULT_CPU_SPREAD};
+use crate::fits::{start_cost_kept, CpuLearned, NodeFits, PerItem};
+use crate::options::{Options, Scope};
+use crate::paths::{failover, BoardPath, CpuPath};
+use crate::plan::{
+    cpu_item_planned_s, DeadlinePlan, NodeNow, PlannedRound, Round, RoundKey, DEFAULT_CPU_SPREAD,
+};
 use crate::pool::WorkPool;
 use crate::report::{BoardFit, Device, DeviceReport, Report, Span, Trained};
-use crate::run::{failover, piece_size, start_cost_kept, BoardPath, CpuPath, Options, Scope};
-use crate::sizing::weighing_own_cpu;
+use crate::sizing::{piece_size, weighing_own_cpu};
 use crate::{Error, Result};
 use shmemplus::config::ClockKind;
 use shmemplus::{BoardRun, Shmem};
 use std::ops::Range;
 
-/// A loop's planned round: each board's chunk (by board number; 0: the board sits
-/// the loop out) and the CPU path's.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Round {
-    pub(crate) boards: Vec<u64>,
-    pub(crate) cpu: u64,
-}
-
-/// What a round was planned for: the loop's length, the boards, whether the CPU
-/// takes part and the largest board chunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct RoundKey {
-    n: u64,
-    boards: u32,
-    cpus: bool,
-    max_chunk: Option<u64>,
-}
-
-impl RoundKey {
-    fn of(n: u64, options: &Options, boards: u32) -> RoundKey {
-        RoundKey {
-            n,
-            boards,
-            cpus: options.cpus,
-            max_chunk: options.max_board_chunk,
-        }
-    }
-}
-
-/// A round planned ahead ([`planned_ahead`]) and kept with the lines it was planned
-/// from ([`Trained`]), or none. A cache: it says nothing the lines do not (the same
-/// lines plan the same round), so any two compare equal.
-///
-/// Why ahead: planned at the start of the loop it runs, the round cost the 2D FFT's
-/// column pass 7-9 us of its thread (warm, about 1 us): its code and data come back
-/// from memory after a corner turn that streamed 8 MiB through the caches. At the
-/// end of the loop that learned the lines, the deadline plan's code has just run.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct PlannedRound(Option<(RoundKey, Round)>);
-
-impl PartialEq for PlannedRound {
-    fn eq(&self, _: &PlannedRound) -> bool {
-        true
+/// What a round is planned for (see [`RoundKey`]) by a loop of `n` iterations with
+/// `options` on a PE that drives `boards` boards.
+fn key_of(n: u64, options: &Options, boards: u32) -> RoundKey {
+    RoundKey {
+        n,
+        boards,
+        cpus: options.cpus,
+        max_chunk: options.max_board_chunk,
     }
 }
 
@@ -110,7 +78,7 @@ pub(crate) fn plan(shmem: &Shmem, n: u64, options: &Options, boards: u32) -> Opt
     if !applies(shmem, options, boards) {
         return None;
     }
-    let key = RoundKey::of(n, options, boards);
+    let key = key_of(n, options, boards);
     match &trained.planned.0 {
         Some((planned_for, round)) if *planned_for == key => Some(round.clone()),
         _ => plan_from(trained, n, options.cpus, boards, options.max_board_chunk),
@@ -131,7 +99,7 @@ pub(crate) fn planned_ahead(
         applies(shmem, options, boards)
             .then(|| plan_from(&trained, n, options.cpus, boards, options.max_board_chunk))
             .flatten()
-            .map(|round| (RoundKey::of(n, options, boards), round)),
+            .map(|round| (key_of(n, options, boards), round)),
     );
     trained
 }
@@ -464,7 +432,7 @@ pub(crate) fn run<B: BoardPath>(
             // reads nothing else): it is handed on, planned. Changed lines are
             // planned by the next loop that starts from them.
             if learned == *trained {
-                let key = RoundKey::of(n, options, round.boards.len() as u32);
+                let key = key_of(n, options, round.boards.len() as u32);
                 learned.planned = PlannedRound(Some((key, round.clone())));
             }
             learned

@@ -30,186 +30,26 @@
 //! caller's closures do), how chunks are sized (`sizing`) nor how the pool stays exact
 //! (`pool`).
 
+pub use crate::options::{BoardBytes, Options, Scope, CPU_FIRST_PIECE_MARGIN};
+pub use crate::paths::{BoardPath, NoBoards};
+
 use crate::board_threads;
-use crate::fastfit::{Rho, Sample};
+use crate::fastfit::Sample;
+use crate::fits::start_cost_kept;
 use crate::fits::{CpuLearned, NodeFits, PerItem, SharedTraining};
+use crate::paths::{failover, CpuPath};
 use crate::plan::NodeNow;
 use crate::pool::{Chunk, WorkPool};
 use crate::progress::CpuProgress;
-use crate::report::{Device, DeviceReport, Report, Span, Trained};
+use crate::report::{Device, DeviceReport, Report, Span};
+use crate::sizing::piece_size;
 use crate::sizing::{BoardSizer, BoardsSeen, CpuSizer, Transfers};
 use crate::{Error, Result};
-use serde::Serialize;
 use shmemplus::config::ClockKind;
 use shmemplus::{BoardRun, Place, RmaOp, Shmem};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-
-/// How a loop is co-scheduled. `Options::default()` is FastFit's configuration.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Options {
-    /// The fraction of its peak throughput a board's chunk must reach (default 0.99,
-    /// [`Rho::DEFAULT`]).
-    pub rho: Rho,
-    /// Sizes of each board's two training chunks; `None` (the default): the first is
-    /// `n / (64 * workers)` (at least 1), the second four times that.
-    pub samples: Option<(u64, u64)>,
-    /// Seconds a CPU chunk should take once the CPU's throughput is known (default
-    /// 2 ms: the remote take that starts a chunk costs microseconds, and under the
-    /// virtual clock a board waits for at most one CPU chunk to be served).
-    pub cpu_chunk_s: f64,
-    /// Whether the PEs' CPUs take chunks (default true). Without them they still
-    /// drain the pool at the end if boards failed.
-    pub cpus: bool,
-    /// Whether the boards take chunks (default true; a job without boards runs on the
-    /// CPUs).
-    pub boards: bool,
-    /// The largest chunk a board may take (its buffers' capacity), training samples
-    /// included; `None` (the default): no limit.
-    pub max_board_chunk: Option<u64>,
-    /// Who shares the loop (default [`Scope::Job`]).
-    pub scope: Scope,
-    /// What a board chunk moves per iteration, if the caller says. With it each board
-    /// asks the communication model what the transfers of its small training sample
-    /// and of its largest chunk cost, and
-    /// - trains on one chunk instead of two: the second sample is the largest chunk's
-    ///   modeled transfers plus what the first took beyond its own, in proportion
-    ///   (`BoardFit::second_sample_modeled`);
-    /// - does not train at all, if the CPUs take part, when on the virtual clock's
-    ///   one driver thread the transfers alone cost the thread as much per iteration
-    ///   as the CPU path, or when on the wall clock (a thread per board) the CPUs
-    ///   would do all that is left before a training sample's modeled transfers
-    ///   alone are done. Both go by the CPU path's typical time per iteration (known
-    ///   after two pieces or chunks beyond its first, which the boards wait for: the
-    ///   first ones can pay first-use costs many times a piece's).
-    ///
-    /// `None` (the default): two measured samples, as FastFit trains. Nothing changes
-    /// on a profile that models no costs (native).
-    pub board_bytes: Option<BoardBytes>,
-    /// What the boards learned in an earlier loop of the same kernel over iterations
-    /// of the same size ([`Report::trained`] of this PE): its boards take FastFit's
-    /// chunks from the start and do not train (`samples` is then unused). A pass of
-    /// a kernel run again (the 2D FFT's column pass after its row pass) pays its
-    /// training once. `None` (the default): the boards train.
-    pub trained: Option<Trained>,
-    /// The application's estimate of the CPU path's seconds per iteration, before
-    /// the loop measures it (an upper bound does; finite and > 0). On the virtual
-    /// clock's one driver thread the CPU's first piece, whose time is not known yet,
-    /// waits for a training sample due within [`CPU_FIRST_PIECE_MARGIN`] times this
-    /// estimate, and runs beside one due later: the CPU is then measured before the
-    /// node's first production chunk is sized. `None` (the default): it waits for
-    /// every sample due within a CPU chunk's time (`cpu_chunk_s`), since a first
-    /// piece of unknown length could hold the thread past the sample's DONE.
-    ///
-    /// With `board_bytes`, a board also decides on it before the loop not to train,
-    /// where the rules that otherwise wait for the CPU's measured typical time would
-    /// stop it even with the CPU twice as slow as this estimate: then it takes no
-    /// chunk, on the wall clock no thread runs for it, and its report says it
-    /// decided on the estimate ([`crate::StopReason::Predicted`] or
-    /// [`crate::StopReason::Outlasted`] with `cpu_estimated`). Where twice the estimate
-    /// does not decide, the board waits for the CPU's typical time as without one.
-    ///
-    /// ```
-    /// use shmemplus_cosched::{run, Error, NoBoards, Options};
-    /// let shmem = shmemplus::init()?;
-    /// let cpu = |_: std::ops::Range<u64>| Ok(());
-    /// // A CPU iteration of about 5 us (the 2D FFT's 1024-point row at 5 ns a point).
-    /// // On the CPUs only: no board path is given.
-    /// let options = Options {
-    ///     boards: false,
-    ///     cpu_item_estimate_s: Some(5.1e-6),
-    ///     ..Options::default()
-    /// };
-    /// let report = run(&shmem, 100, &options, cpu, &NoBoards)?;
-    /// assert_eq!(report.devices.iter().map(|d| d.items).sum::<u64>(), 100);
-    /// // An estimate that says nothing is refused.
-    /// let zero = Options { cpu_item_estimate_s: Some(0.0), ..options };
-    /// assert!(matches!(run(&shmem, 100, &zero, cpu, &NoBoards), Err(Error::Option(_))));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub cpu_item_estimate_s: Option<f64>,
-}
-
-/// How many times the application's estimate of an iteration
-/// ([`Options::cpu_item_estimate_s`]) a training sample's DONE must still be away for
-/// the CPU's first piece to run beside it: a loop's first piece pays first-use
-/// costs (the 2D FFT's first row: 5-9 us where later ones take 1.6-2.3).
-pub const CPU_FIRST_PIECE_MARGIN: f64 = 4.0;
-
-/// Bytes a board chunk moves per iteration ([`Options::board_bytes`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct BoardBytes {
-    /// Into the board (the iteration's inputs).
-    pub to_board: u64,
-    /// Back from the board (its results).
-    pub from_board: u64,
-    /// Whether the board path puts the inputs with `put_nbi` and starts the kernel
-    /// without a `quiet` (`Shmem::kernel_start` orders the kernel after the PE's puts
-    /// into its board): the inputs' DMA then runs while the driver's thread goes on
-    /// (on the virtual clock), and only the results' transfer is counted as holding
-    /// the thread. `false`: the inputs are put with a blocking `put`.
-    pub inputs_in_background: bool,
-}
-
-/// Who shares a co-scheduled loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    /// One loop over the job: every PE's CPU and every board of every node take from
-    /// one pool on PE 0; the first PE of each node drives its node's boards. For work
-    /// any PE can do (CBIR's images, generated or read by whoever takes them).
-    #[default]
-    Job,
-    /// One loop per PE over its own data: each PE's CPU and its own partitions of
-    /// its node's boards take from a pool in its own memory (the iterations are the
-    /// PE's, `0..n` on every PE). For work that lives on the PE (the 2D FFT's rows).
-    Pe,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            rho: Rho::DEFAULT,
-            samples: None,
-            cpu_chunk_s: 2e-3,
-            cpus: true,
-            boards: true,
-            max_board_chunk: None,
-            scope: Scope::Job,
-            board_bytes: None,
-            trained: None,
-            cpu_item_estimate_s: None,
-        }
-    }
-}
-
-/// How the application runs a chunk on a board: the two halves of a board chunk, so
-/// that one thread can keep several boards busy.
-pub trait BoardPath: Sync {
-    /// Stages iterations `range` for board `board` of this PE's node (their inputs
-    /// into its memory) and starts its kernel.
-    fn start(&self, board: u32, range: Range<u64>) -> std::result::Result<BoardRun, String>;
-    /// After the kernel's DONE: takes the chunk's results where the application wants
-    /// them.
-    fn finish(&self, board: u32, range: Range<u64>) -> std::result::Result<(), String>;
-}
-
-/// The [`BoardPath`] of a loop that runs on CPUs only (with `Options::boards` false,
-/// or a job without boards): never called.
-pub struct NoBoards;
-
-impl BoardPath for NoBoards {
-    fn start(&self, board: u32, _: Range<u64>) -> std::result::Result<BoardRun, String> {
-        Err(format!("no board path was given (board {board})"))
-    }
-    fn finish(&self, board: u32, _: Range<u64>) -> std::result::Result<(), String> {
-        Err(format!("no board path was given (board {board})"))
-    }
-}
-
-/// The CPU path: computes a chunk on this PE.
-pub(crate) type CpuPath<'a> = dyn Fn(Range<u64>) -> std::result::Result<(), String> + Sync + 'a;
 
 /// Runs iterations `0..n` of a loop on every PE's CPU (`cpu(range)`) and every board
 /// of the job (through `boards` on the first PE of each node), chunk by chunk from one
@@ -690,29 +530,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Board `board` failed on `range`: reruns it on the CPU path `cpu` and says why the
-/// board is retired (an error naming the board if the CPU path fails too).
-pub(crate) fn failover(
-    shmem: &Shmem,
-    cpu: &CpuPath<'_>,
-    board: u32,
-    range: Range<u64>,
-    board_error: String,
-) -> Result<String> {
-    cpu(range.clone()).map_err(|cpu_error| Error::Board {
-        pe: shmem.my_pe(),
-        board,
-        first: range.start,
-        end: range.end,
-        board_error: board_error.clone(),
-        cpu_error,
-    })?;
-    Ok(format!(
-        "failed on iterations {}..{} ({board_error}); they ran on the CPU path and the board was retired",
-        range.start, range.end
-    ))
-}
-
 /// The wall-clock driver: this thread runs CPU chunks, one thread of the process's
 /// board pool per board (`board_threads`).
 fn threads<B: BoardPath>(
@@ -931,23 +748,6 @@ struct Slot {
     retired: bool,
 }
 
-/// Pieces a CPU chunk is run in under the one-thread driver, with the boards served
-/// between pieces: a board whose DONE comes during a CPU chunk waits for one piece at
-/// most.
-const CPU_PIECES: u64 = 8;
-
-/// The iterations of each piece of a CPU chunk of `items` under the one-thread
-/// driver: a [`CPU_PIECES`]th (at least 1), or all of them when `no_boards` (every
-/// board of the thread is retired, or it drives none): pieces are there to serve the
-/// boards between them, and each costs the thread its bookkeeping and clock reads.
-pub(crate) fn piece_size(items: u64, no_boards: bool) -> u64 {
-    if no_boards {
-        items.max(1)
-    } else {
-        items.div_ceil(CPU_PIECES).max(1)
-    }
-}
-
 /// The virtual-clock driver: this thread drives the boards and runs CPU chunks.
 fn one_thread<B: BoardPath>(
     ctx: &Ctx<'_>,
@@ -1162,16 +962,6 @@ fn cpu_fits(ctx: &Ctx<'_>, slots: &[Slot], cpu_item_s: f64, start_s: f64) -> u64
         }
         None => u64::MAX,
     }
-}
-
-/// The CPU path's start-up cost a loop passes on, from the one it measured and the one
-/// it started from: the larger of the measured one and half the earlier. A deadline
-/// plan needs a cost it can count on, and the FFT's varied from 2 to 28 us from one
-/// pass to the next (planned at the last one seen, the CPU's rows ran past the
-/// boards' end); halved at each loop, an outlier (a page-fault storm, say) does not
-/// keep the CPU out of later loops for good.
-pub(crate) fn start_cost_kept(measured_s: f64, before_s: f64) -> f64 {
-    measured_s.max(0.5 * before_s).max(0.0)
 }
 
 /// Whole iterations of `item_s` seconds that fit in `gap_s` seconds after a start-up
@@ -1449,27 +1239,5 @@ mod tests {
         // Before the CPU's time is known it may take (the boards wait for it).
         assert_eq!(iterations_within(36e-6, 0.0, 40e-6), u64::MAX);
         assert_eq!(iterations_within(36e-6, f64::NAN, 0.0), u64::MAX);
-    }
-
-    #[test]
-    fn a_cpu_chunk_runs_in_one_piece_when_no_board_is_left_to_serve() {
-        assert_eq!(piece_size(64, false), 8);
-        assert_eq!(piece_size(3, false), 1);
-        assert_eq!(piece_size(64, true), 64);
-        assert_eq!(piece_size(0, true), 1);
-    }
-
-    #[test]
-    fn a_start_up_cost_is_kept_at_the_larger_of_the_measured_and_half_the_earlier() {
-        // Loops measuring 28, 2, 2, 2 and 20 us, each from the one before.
-        let mut kept = 0.0;
-        let mut seen = Vec::new();
-        for measured in [28e-6, 2e-6, 2e-6, 2e-6, 20e-6] {
-            kept = start_cost_kept(measured, kept);
-            seen.push((kept * 1e6_f64).round());
-        }
-        assert_eq!(seen, [28.0, 14.0, 7.0, 4.0, 20.0]);
-        // A NaN earlier cost is no cost.
-        assert_eq!(start_cost_kept(3e-6, f64::NAN), 3e-6);
     }
 }

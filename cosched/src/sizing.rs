@@ -1013,6 +1013,23 @@ impl CpuSizer {
     }
 }
 
+/// Pieces a CPU chunk is run in under the one-thread driver, with the boards served
+/// between pieces: a board whose DONE comes during a CPU chunk waits for one piece at
+/// most.
+const CPU_PIECES: u64 = 8;
+
+/// The iterations of each piece of a CPU chunk of `items` under the one-thread
+/// driver: a [`CPU_PIECES`]th (at least 1), or all of them when `no_boards` (every
+/// board of the thread is retired, or it drives none): pieces are there to serve the
+/// boards between them, and each costs the thread its bookkeeping and clock reads.
+pub(crate) fn piece_size(items: u64, no_boards: bool) -> u64 {
+    if no_boards {
+        items.max(1)
+    } else {
+        items.div_ceil(CPU_PIECES).max(1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1940,5 +1957,13 @@ mod tests {
         assert_eq!(c.want_now(10_020), 20);
         // 500 left: the job needs 50 us for them, in which this CPU does 0.5 items.
         assert_eq!(c.want_now(99_500), 1);
+    }
+
+    #[test]
+    fn a_cpu_chunk_runs_in_one_piece_when_no_board_is_left_to_serve() {
+        assert_eq!(piece_size(64, false), 8);
+        assert_eq!(piece_size(3, false), 1);
+        assert_eq!(piece_size(64, true), 64);
+        assert_eq!(piece_size(0, true), 1);
     }
 }
