@@ -11,6 +11,7 @@
 //!   its first PE from one thread per board on the wall clock or from the PE's one
 //!   thread on the virtual clock), failover when a board fails, and the final drain;
 //!   `round`: a trained loop of a PE on the virtual clock run as one planned round;
+//!   `prepared`: a [`Loop`] made ready (checked, planned) before it runs;
 //!   `options`: how a loop is configured ([`Options`]); `paths`: the application's
 //!   CPU path and [`BoardPath`], and failing a board's chunk over to the CPU path.
 //! - `fits`: what a node's boards and their driver learn from timed chunks (the line
@@ -49,6 +50,7 @@ mod options;
 mod paths;
 mod plan;
 pub mod pool;
+mod prepared;
 mod progress;
 pub mod report;
 mod round;
@@ -58,6 +60,7 @@ mod stats;
 
 pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;
+pub use prepared::Loop;
 pub use report::{
     gather, speed_ratio, BoardFit, Device, DeviceReport, Report, Span, StopReason, Timeline,
     Trained,

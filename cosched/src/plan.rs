@@ -30,14 +30,15 @@ pub(crate) struct RoundKey {
     pub(crate) max_chunk: Option<u64>,
 }
 
-/// A round planned ahead (`round::planned_ahead`) and kept with the lines it was
-/// planned from ([`Trained`](crate::Trained)), or none. A cache: it says nothing the
-/// lines do not (the same lines plan the same round), so any two compare equal.
+/// A round kept with the lines it was planned from ([`Trained`](crate::Trained)),
+/// or none: a round whose run left its lines as they were hands them on with it, so
+/// that a next loop like it does not plan again. A cache: it says nothing the lines
+/// do not (the same lines plan the same round), so any two compare equal.
 ///
-/// Why ahead: planned at the start of the loop it runs, the round cost the 2D FFT's
-/// column pass 7-9 us of its thread (warm, about 1 us): its code and data come back
-/// from memory after a corner turn that streamed 8 MiB through the caches. At the
-/// end of the loop that learned the lines, the deadline plan's code has just run.
+/// A loop that learned or changed its lines hands on none: the next loop plans when
+/// it is prepared. Planned at the end of the loop that learned them instead (until
+/// 2026-12-03), the plan cost the 2D FFT's row pass 4-6 us inside its timed pass,
+/// where the column pass, prepared before its timer, plans outside it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PlannedRound(pub(crate) Option<(RoundKey, Round)>);
 

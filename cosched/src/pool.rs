@@ -224,7 +224,7 @@ impl WorkPool {
 
 /// A loop of `n` iterations for `workers` workers: `n >= 1`, and `n * (workers + 1)`
 /// fits in a `u64` (the module doc's overflow argument).
-fn check_length(n: u64, workers: u64) -> Result<()> {
+pub(crate) fn check_length(n: u64, workers: u64) -> Result<()> {
     if n == 0 {
         return Err(Error::EmptyLoop);
     }

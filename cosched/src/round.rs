@@ -1,7 +1,9 @@
 //! A trained start's planned round: a loop over a PE's own iterations
 //! ([`Scope::Pe`]) on the virtual clock's one driver thread, started from what an
 //! earlier loop of the same kernel learned ([`Options::trained`]), is planned once
-//! before its first chunk and run as a static split runs.
+//! before its first chunk (when the loop is prepared: `prepared::Loop::prepare`,
+//! which an application may call before the part of its program it times) and run
+//! as a static split runs.
 //!
 //! The plan is the deadline plan the adaptive driver makes at its first take
 //! (`plan::DeadlinePlan`, the CPU path weighed against its start-up cost as
@@ -83,25 +85,6 @@ pub(crate) fn plan(shmem: &Shmem, n: u64, options: &Options, boards: u32) -> Opt
         Some((planned_for, round)) if *planned_for == key => Some(round.clone()),
         _ => plan_from(trained, n, options.cpus, boards, options.max_board_chunk),
     }
-}
-
-/// `trained`, learned by a loop of `n` iterations with `options` on a PE that
-/// drives `boards` boards, with the round it plans for a next loop like it (if such
-/// a loop would run one: [`plan`]).
-pub(crate) fn planned_ahead(
-    shmem: &Shmem,
-    n: u64,
-    options: &Options,
-    boards: u32,
-    mut trained: Trained,
-) -> Trained {
-    trained.planned = PlannedRound(
-        applies(shmem, options, boards)
-            .then(|| plan_from(&trained, n, options.cpus, boards, options.max_board_chunk))
-            .flatten()
-            .map(|round| (key_of(n, options, boards), round)),
-    );
-    trained
 }
 
 /// [`plan`]'s arithmetic: the round of `n` iterations for `boards` boards alike and,

@@ -39,7 +39,7 @@ use crate::fits::start_cost_kept;
 use crate::fits::{CpuLearned, NodeFits, PerItem, SharedTraining};
 use crate::paths::{failover, CpuPath};
 use crate::plan::NodeNow;
-use crate::pool::{Chunk, WorkPool};
+use crate::pool::{check_length, Chunk, WorkPool};
 use crate::progress::CpuProgress;
 use crate::report::{Device, DeviceReport, Report, Span};
 use crate::sizing::piece_size;
@@ -62,11 +62,55 @@ use std::sync::{Arc, Mutex};
 ///
 /// Errors: `n == 0`, options out of range, no device, and a chunk that fails on the
 /// CPU path (naming the PE) or on a board and then on the CPU path (naming the board).
+///
+/// It is [`Loop::prepare`](crate::Loop::prepare) followed by
+/// [`Loop::run`](crate::Loop::run): an application that times the loop alone may
+/// prepare it before its timer starts.
 pub fn run<C, B>(shmem: &Shmem, n: u64, options: &Options, cpu: C, boards: &B) -> Result<Report>
 where
     C: Fn(Range<u64>) -> std::result::Result<(), String> + Sync,
     B: BoardPath,
 {
+    crate::prepared::Loop::prepare(shmem, n, options)?.run(cpu, boards)
+}
+
+/// A loop's options checked against the job (`check`): the counts every driver
+/// goes by.
+pub(crate) struct Checked {
+    cpu_first_piece_hold_s: f64,
+    /// The boards of this PE's node a PE drives (`Options::boards`).
+    pub(crate) per_node: u32,
+    /// The PEs whose CPUs share the pool.
+    pes: u64,
+    /// The boards that take from the pool.
+    boards_in_pool: u64,
+    /// The CPUs that take from the pool.
+    cpus: u64,
+    /// Both.
+    workers: u64,
+    /// The training samples' sizes, within `max_chunk`.
+    samples: (u64, u64),
+    /// `Options::max_board_chunk` (`u64::MAX` for none).
+    max_chunk: u64,
+    /// The boards this PE drives.
+    my_boards: u32,
+}
+
+/// What the adaptive drivers of a loop start from, worked out before the loop
+/// (`prepare_adaptive`): nothing in it has taken an iteration or touched a board.
+pub(crate) struct Adaptive {
+    checked: Checked,
+    training: SharedTraining,
+    one_driver: bool,
+    board_samples: (u64, u64),
+    transfers: Vec<Option<Transfers>>,
+    cpu_first: u64,
+}
+
+/// Checks `options` for a loop of `n` iterations on this job (no collective call).
+///
+/// Errors: `n == 0`, options out of range, no device, a loop too long for its pool.
+pub(crate) fn check(shmem: &Shmem, n: u64, options: &Options) -> Result<Checked> {
     if !(options.cpu_chunk_s.is_finite() && options.cpu_chunk_s > 0.0) {
         return Err(Error::Option(format!(
             "cpu_chunk_s must be finite and > 0, got {}",
@@ -119,57 +163,41 @@ where
         samples.0.min(max_chunk.div_ceil(4)),
         samples.1.min(max_chunk),
     );
-    // A PE's own loop started trained on the one driver thread runs as one planned
-    // round (`round`), without the adaptive driver's work between its chunks.
-    if let (Some(trained), Some(round)) = (
-        options.trained.as_ref(),
-        crate::round::plan(shmem, n, options, per_node),
-    ) {
-        return crate::round::run(shmem, n, options, &round, trained, &cpu, boards);
-    }
     // Every PE also drains its pool once at the end: count it among the takers.
-    let takers = workers + pes;
-    let node = shmem.node();
-    let (pool, my_boards) = match options.scope {
-        Scope::Job => (
-            WorkPool::new(shmem, n, takers)?,
-            if me == node * topo.pes_per_node {
-                per_node
-            } else {
-                0
-            },
-        ),
-        Scope::Pe => (WorkPool::per_pe(n, takers)?, per_node),
+    check_length(n, workers + pes)?;
+    let my_boards = match options.scope {
+        Scope::Job if me != shmem.node() * topo.pes_per_node => 0,
+        _ => per_node,
     };
-    let ctx = Ctx {
-        shmem,
-        pool: &pool,
-        cpu: &cpu,
-        start: shmem.now(),
-        cpu_rate: AtomicU64::new(0f64.to_bits()),
-        cpu_item_s: AtomicU64::new(0f64.to_bits()),
-        cpu_start_s: AtomicU64::new(0f64.to_bits()),
+    Ok(Checked {
         cpu_first_piece_hold_s,
-        cpu_chunk_s: options.cpu_chunk_s,
-        cpu_taken: AtomicU64::new(0),
-        cpu_typical_s: AtomicU64::new(0f64.to_bits()),
-        cpu_progress: CpuProgress::default(),
-    };
-    // A trained start also knows the CPU path's speed (until this loop measures it).
-    let usable = |x: f64| x.is_finite() && x > 0.0;
-    if let Some(t) = options.trained.as_ref().filter(|_| my_boards > 0) {
-        if usable(t.cpu_rate) {
-            ctx.cpu_rate.store(t.cpu_rate.to_bits(), Ordering::Relaxed);
-        }
-        if usable(t.cpu_item_s) {
-            ctx.cpu_item_s
-                .store(t.cpu_item_s.to_bits(), Ordering::Relaxed);
-        }
-        if usable(t.cpu_start_s) {
-            ctx.cpu_start_s
-                .store(t.cpu_start_s.to_bits(), Ordering::Relaxed);
-        }
-    }
+        per_node,
+        pes,
+        boards_in_pool,
+        cpus,
+        workers,
+        samples,
+        max_chunk,
+        my_boards,
+    })
+}
+
+/// Works out what the adaptive drivers of a loop of `n` iterations with `options`
+/// (`checked`) start from: the boards' training sizes and modeled transfers, the
+/// lines of a trained start (nothing taken, no board touched).
+pub(crate) fn prepare_adaptive(
+    shmem: &Shmem,
+    n: u64,
+    options: &Options,
+    checked: Checked,
+) -> Result<Adaptive> {
+    let Checked {
+        workers,
+        samples,
+        max_chunk,
+        my_boards,
+        ..
+    } = checked;
     let training: SharedTraining = match &options.trained {
         Some(trained) if my_boards > 0 => Arc::new(Mutex::new(NodeFits::trained(trained))),
         _ => SharedTraining::default(),
@@ -227,6 +255,80 @@ where
     // sample, whatever the boards' samples (an application's larger ones, chosen for
     // a measurable kernel slope, would hold a short loop's CPU for its whole length).
     let cpu_first = (n / workers.saturating_mul(64)).min(samples.0).max(1);
+    Ok(Adaptive {
+        checked,
+        training,
+        one_driver,
+        board_samples,
+        transfers,
+        cpu_first,
+    })
+}
+
+/// Runs a loop of `n` iterations with `options` on the adaptive drivers, from what
+/// `prepare_adaptive` worked out (see [`run()`]).
+pub(crate) fn run_adaptive<B: BoardPath>(
+    shmem: &Shmem,
+    n: u64,
+    options: &Options,
+    setup: Adaptive,
+    cpu: &CpuPath<'_>,
+    boards: &B,
+) -> Result<Report> {
+    let Adaptive {
+        checked:
+            Checked {
+                cpu_first_piece_hold_s,
+                pes,
+                boards_in_pool,
+                cpus,
+                workers,
+                max_chunk,
+                my_boards,
+                ..
+            },
+        training,
+        one_driver,
+        board_samples,
+        transfers,
+        cpu_first,
+    } = setup;
+    let me = shmem.my_pe();
+    let node = shmem.node();
+    let takers = workers + pes;
+    let pool = match options.scope {
+        Scope::Job => WorkPool::new(shmem, n, takers)?,
+        Scope::Pe => WorkPool::per_pe(n, takers)?,
+    };
+    let ctx = Ctx {
+        shmem,
+        pool: &pool,
+        cpu,
+        start: shmem.now(),
+        cpu_rate: AtomicU64::new(0f64.to_bits()),
+        cpu_item_s: AtomicU64::new(0f64.to_bits()),
+        cpu_start_s: AtomicU64::new(0f64.to_bits()),
+        cpu_first_piece_hold_s,
+        cpu_chunk_s: options.cpu_chunk_s,
+        cpu_taken: AtomicU64::new(0),
+        cpu_typical_s: AtomicU64::new(0f64.to_bits()),
+        cpu_progress: CpuProgress::default(),
+    };
+    // A trained start also knows the CPU path's speed (until this loop measures it).
+    let usable = |x: f64| x.is_finite() && x > 0.0;
+    if let Some(t) = options.trained.as_ref().filter(|_| my_boards > 0) {
+        if usable(t.cpu_rate) {
+            ctx.cpu_rate.store(t.cpu_rate.to_bits(), Ordering::Relaxed);
+        }
+        if usable(t.cpu_item_s) {
+            ctx.cpu_item_s
+                .store(t.cpu_item_s.to_bits(), Ordering::Relaxed);
+        }
+        if usable(t.cpu_start_s) {
+            ctx.cpu_start_s
+                .store(t.cpu_start_s.to_bits(), Ordering::Relaxed);
+        }
+    }
     let board_sizer = |board: u32| {
         BoardSizer::new(
             board_samples,
@@ -298,7 +400,6 @@ where
                 item_s: speed(&ctx.cpu_item_s),
                 start_s: speed(&ctx.cpu_start_s),
             })
-            .map(|t| crate::round::planned_ahead(shmem, n, options, per_node, t))
     } else {
         None
     };

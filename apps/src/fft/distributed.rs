@@ -322,10 +322,10 @@ fn fastfit_rows(
         cpu_item_estimate_s: cpu_row_s,
         ..shmemplus_cosched::Options::default()
     };
+    // Checked and planned before the timed pass, as the static split's parts are.
+    let ready = shmemplus_cosched::Loop::prepare(shmem, r as u64, &options)?;
     let loop_start = shmem.now();
-    let report = timer.run(name, || {
-        shmemplus_cosched::run(shmem, r as u64, &options, cpu, &boards)
-    })?;
+    let report = timer.run(name, || ready.run(cpu, &boards))?;
     // Every PE's devices on PE 0 (collective; outside the timed phase).
     let first = *out.loops_start.get_or_insert(loop_start);
     if let Some(devices) = shmemplus_cosched::gather(shmem, &report)? {

@@ -23,7 +23,7 @@
 use shmemplus::config::ClockKind;
 use shmemplus::fpga_mock::{Bitfile, Kernel, KernelTiming};
 use shmemplus::{BoardRun, Place, ReduceOp, Shmem, SymVec};
-use shmemplus_cosched::{run, BoardBytes, BoardPath, Device, Options, Scope, StopReason};
+use shmemplus_cosched::{run, BoardBytes, BoardPath, Device, Loop, Options, Scope, StopReason};
 use shmemplus_tests::pe::e2s;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -281,6 +281,7 @@ pub(crate) fn cosched(
         }),
         ..Options::default()
     };
+    prepare_refuses_bad_input(shmem, &options)?;
     let report = run(shmem, n, &options, cpu, &boards).map_err(|e| e.to_string())?;
 
     // Every iteration exactly once, over the whole job (or on each PE).
@@ -723,9 +724,69 @@ fn loop_again(
         marks.mark(range);
         Ok(())
     };
-    let report = run(shmem, n, options, cpu, &boards).map_err(|e| e.to_string())?;
+    // Prepared, then run after a barrier: preparing takes nothing and makes no
+    // collective call (a job-wide loop makes its pool when it runs), and the loop
+    // runs on the driver it was prepared for.
+    let ready = Loop::prepare(shmem, n, options).map_err(|e| e.to_string())?;
+    let prepared_round = ready.planned_round();
+    shmem.barrier_all().map_err(e2s)?;
+    let report = ready.run(cpu, &boards).map_err(|e| e.to_string())?;
     ran_once(shmem, options.scope, &marks)?;
+    if report.planned_round != prepared_round {
+        return Err(format!(
+            "PE {}: prepared for a planned round: {prepared_round}, ran one: {}",
+            shmem.my_pe(),
+            report.planned_round
+        ));
+    }
     Ok(report)
+}
+
+/// What `Loop::prepare` refuses, before any iteration runs (not collective: each PE
+/// asks alone): a loop of no iterations, training samples of one size, a CPU chunk
+/// time that is not a number, a largest board chunk of 0.
+fn prepare_refuses_bad_input(shmem: &Shmem, options: &Options) -> Result<(), String> {
+    let refused = |n: u64, options: &Options, what: &str| match Loop::prepare(shmem, n, options) {
+        Err(e) => Ok(e),
+        Ok(_) => Err(format!("PE {}: Loop::prepare took {what}", shmem.my_pe())),
+    };
+    let e = refused(0, options, "a loop of 0 iterations")?;
+    if !matches!(e, shmemplus_cosched::Error::EmptyLoop) {
+        return Err(format!("a loop of 0 iterations: {e}"));
+    }
+    let bad = [
+        (
+            Options {
+                samples: Some((8, 8)),
+                ..options.clone()
+            },
+            "samples of one size",
+            "two different sizes",
+        ),
+        (
+            Options {
+                cpu_chunk_s: f64::NAN,
+                ..options.clone()
+            },
+            "a CPU chunk time of NaN",
+            "cpu_chunk_s",
+        ),
+        (
+            Options {
+                max_board_chunk: Some(0),
+                ..options.clone()
+            },
+            "a largest board chunk of 0",
+            "max_board_chunk",
+        ),
+    ];
+    for (options, what, said) in &bad {
+        let e = refused(100, options, what)?;
+        if !e.to_string().contains(said) {
+            return Err(format!("{what}: the error says {e:?}, not {said:?}"));
+        }
+    }
+    Ok(())
 }
 
 /// The loop of `cpu_starts_after_the_samples` again, with the CPU's iteration
