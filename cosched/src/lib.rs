@@ -60,12 +60,12 @@ mod stats;
 
 pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;
-pub use prepared::Loop;
+pub use prepared::{run, Loop};
 pub use report::{
     gather, speed_ratio, BoardFit, Device, DeviceReport, Report, Span, StopReason, Timeline,
     Trained,
 };
-pub use run::{run, BoardBytes, BoardPath, NoBoards, Options, Scope, CPU_FIRST_PIECE_MARGIN};
+pub use run::{BoardBytes, BoardPath, NoBoards, Options, Scope, CPU_FIRST_PIECE_MARGIN};
 
 /// What can go wrong in co-scheduling.
 #[derive(Debug, thiserror::Error)]

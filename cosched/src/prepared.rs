@@ -5,14 +5,15 @@
 //! outside the part of its program it times, as it makes a static split's plan
 //! before the split runs.
 //!
-//! This module owns that split of [`run()`](crate::run()) into its two halves and the
-//! choice between the drivers. It must not drive a device nor take an iteration
+//! This module owns [`run()`], that split of it into its two halves and the choice
+//! between the drivers. It must not drive a device nor take an iteration
 //! (`run` and `round` do, in [`Loop::run`]).
 
+use crate::options::Options;
 use crate::paths::BoardPath;
 use crate::plan::Round;
 use crate::report::{Report, Trained};
-use crate::run::{check, prepare_adaptive, run_adaptive, Adaptive, Options};
+use crate::run::{check, prepare_adaptive, run_adaptive, Adaptive};
 use crate::Result;
 use shmemplus::Shmem;
 use std::ops::Range;
@@ -110,4 +111,26 @@ impl<'a> Loop<'a> {
             Ready::Adaptive(setup) => run_adaptive(shmem, n, options, setup, &cpu, boards),
         }
     }
+}
+
+/// Runs iterations `0..n` of a loop on every PE's CPU (`cpu(range)`) and every board
+/// of the job (through `boards` on the first PE of each node), chunk by chunk from one
+/// [`WorkPool`](crate::WorkPool), as the [`run`](mod@crate::run) module's doc describes. Collective: every PE calls it with the
+/// same `n` and options. Returns this PE's [`Report`] once every PE has finished.
+/// Each iteration runs exactly once, on whichever device took it.
+///
+/// `cpu` may be called from several threads at once (it also reruns a failed board's
+/// chunk); `boards` is called from one thread per board on the wall clock.
+///
+/// Errors: `n == 0`, options out of range, no device, and a chunk that fails on the
+/// CPU path (naming the PE) or on a board and then on the CPU path (naming the board).
+///
+/// It is [`Loop::prepare`] followed by [`Loop::run`]: an application that times the
+/// loop alone may prepare it before its timer starts.
+pub fn run<C, B>(shmem: &Shmem, n: u64, options: &Options, cpu: C, boards: &B) -> Result<Report>
+where
+    C: Fn(Range<u64>) -> std::result::Result<(), String> + Sync,
+    B: BoardPath,
+{
+    Loop::prepare(shmem, n, options)?.run(cpu, boards)
 }

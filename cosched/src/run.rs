@@ -51,29 +51,6 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Runs iterations `0..n` of a loop on every PE's CPU (`cpu(range)`) and every board
-/// of the job (through `boards` on the first PE of each node), chunk by chunk from one
-/// [`WorkPool`], as the module doc describes. Collective: every PE calls it with the
-/// same `n` and options. Returns this PE's [`Report`] once every PE has finished.
-/// Each iteration runs exactly once, on whichever device took it.
-///
-/// `cpu` may be called from several threads at once (it also reruns a failed board's
-/// chunk); `boards` is called from one thread per board on the wall clock.
-///
-/// Errors: `n == 0`, options out of range, no device, and a chunk that fails on the
-/// CPU path (naming the PE) or on a board and then on the CPU path (naming the board).
-///
-/// It is [`Loop::prepare`](crate::Loop::prepare) followed by
-/// [`Loop::run`](crate::Loop::run): an application that times the loop alone may
-/// prepare it before its timer starts.
-pub fn run<C, B>(shmem: &Shmem, n: u64, options: &Options, cpu: C, boards: &B) -> Result<Report>
-where
-    C: Fn(Range<u64>) -> std::result::Result<(), String> + Sync,
-    B: BoardPath,
-{
-    crate::prepared::Loop::prepare(shmem, n, options)?.run(cpu, boards)
-}
-
 /// A loop's options checked against the job (`check`): the counts every driver
 /// goes by.
 pub(crate) struct Checked {
