@@ -115,9 +115,10 @@ impl<'a> Loop<'a> {
 
 /// Runs iterations `0..n` of a loop on every PE's CPU (`cpu(range)`) and every board
 /// of the job (through `boards` on the first PE of each node), chunk by chunk from one
-/// [`WorkPool`](crate::WorkPool), as the [`run`](mod@crate::run) module's doc describes. Collective: every PE calls it with the
-/// same `n` and options. Returns this PE's [`Report`] once every PE has finished.
-/// Each iteration runs exactly once, on whichever device took it.
+/// [`WorkPool`](crate::WorkPool), as the [`run`](mod@crate::run) module's doc
+/// describes. Collective: every PE calls it with the same `n` and options. Returns
+/// this PE's [`Report`] once every PE has finished. Each iteration runs exactly
+/// once, on whichever device took it.
 ///
 /// `cpu` may be called from several threads at once (it also reruns a failed board's
 /// chunk); `boards` is called from one thread per board on the wall clock.
