@@ -1,7 +1,8 @@
 //! What a node's boards and their driver learn from timed chunks: the line through
 //! the boards' samples, which a node's boards fit together ([`LineFit`], [`NodeFits`],
-//! shared as [`SharedTraining`]) and hand to a later loop ([`Trained`]); the CPU
-//! path's own time per iteration on one driver thread ([`PerItem`]).
+//! shared as [`SharedTraining`]) and hand to a later loop ([`Trained`]); what a
+//! chunk costs the driver's thread ([`DriverFit`]); the CPU path's own time per
+//! iteration on one driver thread ([`PerItem`]).
 //!
 //! This module owns those measurements and fits. It must not choose chunk sizes
 //! (`sizing` does, from them) nor time anything (the drivers do, and tell it what
@@ -22,8 +23,8 @@ use std::sync::{Arc, Mutex};
 /// node learn together: they are alike (one bitfile, one link, one driver), so they
 /// train at once, board 0 on the small sample and the others on the large one, and
 /// the first two sizes that complete on the node fit one model for all of them (a node
-/// with one board trains as FastFit does, one sample after the other). Also what a
-/// board's chunks cost its driver's thread.
+/// with one board trains as FastFit does, one sample after the other). What a
+/// board's chunks cost its driver's thread is a [`DriverFit`].
 ///
 /// The second size may be modeled ([`Transfers`](crate::sizing::Transfers)): the line then goes through the
 /// measured small sample and the modeled one, provisionally, until a chunk of another
@@ -168,6 +169,125 @@ impl LineFit {
     }
 }
 
+/// What a board's chunks cost the driver's thread (staging and fetching): the least
+/// squares line through every measured chunk, its latency and slope kept at 0 or
+/// more.
+///
+/// Why not a [`LineFit`]: a driver's cost is a few microseconds of the thread's own
+/// work between library calls (on native the transfers cost the clock about
+/// nothing), so two chunks' costs differ by their noise, and a line through two
+/// sizes took that noise for a cost per iteration. A deadline plan staggers a node's
+/// boards by the driver's cost of each chunk (`plan::DeadlinePlan`): the 2D FFT's
+/// trained pass at 16 nodes with 4 boards (2048 x 2048) was planned from a driver line
+/// through 27 rows in 0.8 us and 43 in 5.3 (0.29 us a row, where the stagings
+/// were 0.07 us a row apart), and its boards' chunks shrank 49, 35, 26, 18 (a test
+/// build that did not stagger them planned 37, 31, 30, 30, and its boards ended
+/// within 3 us of each other); a PE whose next largest chunk's cost held a stall
+/// then planned 82, 31, 11, 4, and the pass took twice the static split's. Every
+/// chunk counts here, so one stall among the loop's chunks moves the line by its
+/// share of them.
+///
+/// The second size may be modeled, as for [`LineFit`]: until two sizes are measured
+/// the line goes through the measured one's mean time and the modeled sample.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct DriverFit {
+    /// Sums over the measured chunks: count, items, seconds, items^2, items * seconds.
+    n: f64,
+    sx: f64,
+    sy: f64,
+    sxx: f64,
+    sxy: f64,
+    /// The smallest and largest measured sizes.
+    sizes: Option<(u64, u64)>,
+    /// A modeled second sample, until a measured one of another size makes it moot.
+    modeled: Option<Sample>,
+}
+
+impl DriverFit {
+    /// The fit through an earlier loop's two points (each counts as one chunk).
+    pub(crate) fn seeded(samples: [Sample; 2]) -> DriverFit {
+        let mut fit = DriverFit::default();
+        for sample in samples {
+            fit.add(sample);
+        }
+        fit
+    }
+
+    /// A chunk of `sample.items` cost the thread `sample.seconds`; a chunk of no
+    /// iterations or a time that is not a finite number >= 0 is left out.
+    pub(crate) fn add(&mut self, sample: Sample) {
+        if sample.items == 0 || !(sample.seconds.is_finite() && sample.seconds >= 0.0) {
+            return;
+        }
+        let (x, y) = (sample.items as f64, sample.seconds);
+        self.n += 1.0;
+        self.sx += x;
+        self.sy += y;
+        self.sxx += x * x;
+        self.sxy += x * y;
+        self.sizes = Some(match self.sizes {
+            Some((lo, hi)) => (lo.min(sample.items), hi.max(sample.items)),
+            None => (sample.items, sample.items),
+        });
+    }
+
+    /// A modeled second sample (ignored once two sizes are measured).
+    pub(crate) fn add_modeled(&mut self, sample: Sample) {
+        if !self.is_final() {
+            self.modeled = Some(sample);
+        }
+    }
+
+    /// Whether two sizes have been measured (the line is then the measured chunks'
+    /// alone).
+    pub(crate) fn is_final(&self) -> bool {
+        self.sizes.is_some_and(|(lo, hi)| lo < hi)
+    }
+
+    /// The line's two points once it is final (for [`Trained`]).
+    pub(crate) fn final_points(&self) -> Option<[Sample; 2]> {
+        self.fit()
+            .filter(|_| self.is_final())
+            .map(|(samples, _)| samples)
+    }
+
+    /// The line, with its points at the smallest and the largest size measured (for
+    /// [`Trained::driver`]); `None` before two sizes (or one and a modeled sample)
+    /// or where the numbers give no usable line.
+    pub(crate) fn fit(&self) -> Option<([Sample; 2], PipelineModel)> {
+        let (lo, hi) = self.sizes?;
+        if lo == hi {
+            let mean = Sample {
+                items: lo,
+                seconds: self.sy / self.n,
+            };
+            let m = self.modeled.filter(|m| m.items != lo)?;
+            let (a, b) = if lo < m.items { (mean, m) } else { (m, mean) };
+            return PipelineModel::fit(a, b).ok().map(|model| ([a, b], model));
+        }
+        let spread = self.n * self.sxx - self.sx * self.sx;
+        let slope = (self.n * self.sxy - self.sx * self.sy) / spread;
+        let intercept = (self.sy - slope * self.sx) / self.n;
+        let (latency_s, item_s) = if slope <= 0.0 {
+            // No cost per iteration to see: the mean cost of a chunk.
+            (self.sy / self.n, 0.0)
+        } else if intercept < 0.0 {
+            // Through the origin.
+            (0.0, self.sxy / self.sxx)
+        } else {
+            (intercept, slope)
+        };
+        let model = PipelineModel { latency_s, item_s };
+        let at = |items: u64| Sample {
+            items,
+            seconds: model.seconds(items),
+        };
+        let usable = |s: Sample| s.seconds.is_finite() && s.seconds > 0.0;
+        let (a, b) = (at(lo), at(hi));
+        (usable(a) && usable(b) && model.item_s.is_finite()).then_some(([a, b], model))
+    }
+}
+
 /// What one node's boards learn together, shared by their sizers (and threads).
 #[derive(Debug, Default)]
 pub(crate) struct NodeFits {
@@ -175,7 +295,10 @@ pub(crate) struct NodeFits {
     pub(crate) kernel: LineFit,
     /// What a chunk costs the driver's thread (staging and fetching, not the wait
     /// for DONE), known on the one-thread driver.
-    pub(crate) driver: LineFit,
+    pub(crate) driver: DriverFit,
+    /// What staging a chunk costs the driver's thread: the part of `driver` before
+    /// the next board can be staged (the fetch comes after the chunk's DONE).
+    pub(crate) staging: DriverFit,
     /// Training chunks of the small and of the large size taken on the node and not
     /// failed.
     pub(crate) sampling: [u32; 2],
@@ -200,7 +323,8 @@ impl NodeFits {
         };
         NodeFits {
             kernel: line(trained.kernel),
-            driver: trained.driver.map(line).unwrap_or_default(),
+            driver: trained.driver.map(DriverFit::seeded).unwrap_or_default(),
+            staging: trained.staging.map(DriverFit::seeded).unwrap_or_default(),
             ..NodeFits::default()
         }
     }
@@ -213,7 +337,8 @@ impl NodeFits {
         Some(Trained {
             kernel,
             model,
-            driver: final_line(&self.driver).map(|(samples, _)| samples),
+            driver: self.driver.final_points(),
+            staging: self.staging.final_points(),
             cpu_rate: cpu.rate,
             cpu_item_s: cpu.item_s,
             cpu_start_s: cpu.start_s,
@@ -418,6 +543,103 @@ pub(crate) fn start_cost_kept(measured_s: f64, before_s: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn us(items: u64, micros: f64) -> Sample {
+        Sample {
+            items,
+            seconds: micros * 1e-6,
+        }
+    }
+
+    #[test]
+    fn the_driver_line_fits_every_chunk_so_that_one_stall_moves_it_by_its_share() {
+        let mut d = DriverFit::default();
+        assert_eq!(d.fit(), None);
+        d.add(us(30, 3.0));
+        // One size: no line, not final.
+        assert!(d.fit().is_none() && !d.is_final());
+        // 3 us a chunk and 0.02 us an iteration, chunks of 20-40 iterations, plus
+        // one chunk whose cost held a 10 us stall: a line through the two sizes
+        // the old way (the first and the stalled largest) had said 0.4 us an
+        // iteration.
+        let truth = |items: u64| 3.0 + 0.02 * items as f64;
+        for items in [20, 25, 35, 40, 30, 20, 25, 35] {
+            d.add(us(items, truth(items)));
+        }
+        d.add(us(45, truth(45) + 10.0));
+        assert!(d.is_final());
+        let ([a, b], line) = d.fit().unwrap();
+        assert_eq!((a.items, b.items), (20, 45));
+        assert!(line.item_s < 0.2e-6, "{line:?}");
+        assert!(line.latency_s >= 0.0);
+        // The points are on the line, and the line is what a trained start seeds.
+        assert!((line.seconds(45) - b.seconds).abs() < 1e-15);
+        let again = DriverFit::seeded([a, b]).fit().unwrap().1;
+        assert!((again.item_s - line.item_s).abs() < 1e-15, "{again:?}");
+        assert!(
+            (again.latency_s - line.latency_s).abs() < 1e-15,
+            "{again:?}"
+        );
+        // Exact points give the exact line.
+        let mut exact = DriverFit::default();
+        for items in [10, 20, 40] {
+            exact.add(us(items, truth(items)));
+        }
+        let line = exact.fit().unwrap().1;
+        assert!((line.item_s - 0.02e-6).abs() < 1e-15, "{line:?}");
+        assert!((line.latency_s - 3e-6).abs() < 1e-14, "{line:?}");
+    }
+
+    #[test]
+    fn a_driver_line_keeps_its_latency_and_slope_at_zero_or_more() {
+        // Falling costs: no cost per iteration, the mean chunk's.
+        let falling = DriverFit::seeded([us(10, 5.0), us(40, 3.0)])
+            .fit()
+            .unwrap()
+            .1;
+        assert_eq!(falling.item_s, 0.0);
+        assert!((falling.latency_s - 4e-6).abs() < 1e-15, "{falling:?}");
+        // A line that would cross 0 above 0 iterations: through the origin.
+        let steep = DriverFit::seeded([us(27, 0.8), us(43, 5.3)])
+            .fit()
+            .unwrap()
+            .1;
+        assert_eq!(steep.latency_s, 0.0);
+        let through_origin = (27.0 * 0.8 + 43.0 * 5.3) / (27.0f64.powi(2) + 43.0f64.powi(2));
+        assert!(
+            (steep.item_s - through_origin * 1e-6).abs() < 1e-15,
+            "{steep:?}"
+        );
+        // Chunks of no iterations and times that are no number are left out.
+        let mut d = DriverFit::default();
+        d.add(us(0, 1.0));
+        d.add(us(10, f64::NAN));
+        d.add(us(20, -1.0));
+        assert_eq!(d, DriverFit::default());
+        // Costs of 0 give no usable line.
+        let zero = DriverFit::seeded([us(10, 0.0), us(20, 0.0)]);
+        assert!(zero.is_final() && zero.fit().is_none());
+    }
+
+    #[test]
+    fn a_modeled_driver_sample_stands_until_a_second_size_is_measured() {
+        let mut d = DriverFit::default();
+        d.add(us(100, 300.0));
+        d.add_modeled(us(2000, 4400.0));
+        let ([a, b], line) = d.fit().unwrap();
+        assert_eq!((a.items, b.items), (100, 2000));
+        assert!(!d.is_final());
+        assert!((line.seconds(2000) - 4.4e-3).abs() < 1e-12, "{line:?}");
+        // Another chunk of the measured size averages into its point.
+        d.add(us(100, 500.0));
+        assert!((d.fit().unwrap().0[0].seconds - 400e-6).abs() < 1e-15);
+        // A second measured size: the measured chunks alone, and final.
+        d.add(us(200, 600.0));
+        assert!(d.is_final());
+        assert_eq!(d.fit().unwrap().0[1].items, 200);
+        d.add_modeled(us(5000, 1.0));
+        assert_eq!(d.fit().unwrap().0[1].items, 200);
+    }
 
     #[test]
     fn a_slow_first_piece_leaves_the_cpus_time_per_item_at_the_next() {

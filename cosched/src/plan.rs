@@ -68,8 +68,10 @@ pub(crate) struct NodeNow {
 /// The chunks that end a node's part of the loop at one instant when one thread
 /// drives the node's boards (and runs its CPU path between them).
 ///
-/// The thread stages the chunks one after the other, at `driver`'s cost; a chunk of
-/// `c` started `t` seconds from now is done at `t + board.seconds(c)`. For a deadline
+/// The thread stages the chunks one after the other, each board's once the one
+/// before it is staged (`staging`'s cost), and it spends `driver`'s cost (staging and
+/// fetching) on each chunk in all; a chunk of `c` started `t` seconds from now is
+/// done at `t + board.seconds(c)`. For a deadline
 /// `e` seconds from now, each board can finish one chunk that ends by `e`:
 /// - this board, staged now, `(e - board.latency_s) / board.item_s` iterations;
 /// - each queued idle board, staged once the previous one's staging is done;
@@ -87,7 +89,16 @@ pub(crate) struct NodeNow {
 #[derive(Debug, Clone)]
 pub(crate) struct DeadlinePlan<'a> {
     pub(crate) board: PipelineModel,
+    /// What a chunk costs the thread, staging and fetching.
     pub(crate) driver: PipelineModel,
+    /// What staging a chunk holds the thread before the next board can be staged.
+    ///
+    /// Not the whole `driver`: a board's fetch comes after its DONE, once every
+    /// board is staged. Staggered by the driver's whole cost, the 2D FFT's trained
+    /// pass at 16 nodes with 4 boards (2048 x 2048, native) planned chunks of 45,
+    /// 35, 27 and 21 rows where the stagings were 1.3-2.7 us apart, and the first
+    /// board ended 23 us after the last.
+    pub(crate) staging: PipelineModel,
     /// The node's part of the iterations left.
     pub(crate) left: f64,
     pub(crate) node: &'a NodeNow,
@@ -129,27 +140,28 @@ impl DeadlinePlan<'_> {
     fn walk_by(&self, e: f64, mut staged: impl FnMut(f64)) -> Finished {
         let chunk_by =
             |start: f64| ((e - start - self.board.latency_s) / self.board.item_s).max(0.0);
-        let staging = |c: f64| {
+        let cost = |line: &PipelineModel, c: f64| {
             if c > 0.0 {
-                self.driver.latency_s + c * self.driver.item_s
+                line.latency_s + c * line.item_s
             } else {
                 0.0
             }
         };
+        let (driver, staging) = (|c| cost(&self.driver, c), |c| cost(&self.staging, c));
         let mine = chunk_by(0.0);
         staged(mine);
-        let (mut items, mut thread, mut next) = (mine, staging(mine), staging(mine));
+        let (mut items, mut thread, mut next) = (mine, driver(mine), staging(mine));
         for _ in 0..self.node.queued {
             let c = chunk_by(next);
             staged(c);
             items += c;
-            thread += staging(c);
+            thread += driver(c);
             next += staging(c);
         }
         for &(ran, chunk) in &self.node.busy {
             let c = chunk_by((self.board.seconds(chunk) - ran).max(0.0));
             items += c;
-            thread += staging(c);
+            thread += driver(c);
         }
         let own_cpu = self
             .own_cpu_item_s
@@ -196,6 +208,8 @@ impl DeadlinePlan<'_> {
             && self.board.item_s > 0.0
             && usable(self.driver.latency_s)
             && usable(self.driver.item_s)
+            && usable(self.staging.latency_s)
+            && usable(self.staging.item_s)
             && usable(self.others_rate)
             && usable(self.node.cpu_start_s)
             && self.own_cpu_item_s.is_none_or(|t| t.is_finite() && t > 0.0))
@@ -214,6 +228,20 @@ impl DeadlinePlan<'_> {
             1.0 / 32.0,
         ))
     }
+}
+
+/// The line a deadline plan staggers a node's boards by ([`DeadlinePlan::staging`]):
+/// the measured staging's, no dearer than the driver's whole cost (`driver`, of which
+/// it is a part); the driver's before staging has a line of its own (or from lines
+/// written before staging was measured).
+pub(crate) fn staging_within(
+    staging: Option<PipelineModel>,
+    driver: PipelineModel,
+) -> PipelineModel {
+    staging.map_or(driver, |s| PipelineModel {
+        latency_s: s.latency_s.min(driver.latency_s),
+        item_s: s.item_s.min(driver.item_s),
+    })
 }
 
 /// How far a deadline plan takes the driver's CPU path's time per iteration to be off,
@@ -338,6 +366,10 @@ mod tests {
                 item_s,
             },
             driver: PipelineModel {
+                latency_s: 0.0,
+                item_s: staging_s,
+            },
+            staging: PipelineModel {
                 latency_s: 0.0,
                 item_s: staging_s,
             },
@@ -480,6 +512,44 @@ mod tests {
         assert_eq!(own_cpu(190.0), Some(221));
         // One that costs more than the whole plan leaves the CPU nothing.
         assert_eq!(own_cpu(1e9), Some(400));
+    }
+
+    #[test]
+    fn a_deadline_plan_staggers_the_boards_by_their_staging_not_their_fetch() {
+        // Two boards of 10 s an iteration, a chunk costing the thread 5 s an
+        // iteration, of which its staging is 1: the second board is staged once the
+        // first's staging is done, c1 = (e - c0) / 10 with e = 10 c0, so c0 = 400 /
+        // 1.9. Staggered by the whole driver's cost, c1 = c0 / 2: c0 = 400 / 1.5.
+        let two = NodeNow {
+            queued: 1,
+            ..NodeNow::default()
+        };
+        let mut p = plan(10.0, 5.0, 400.0, &two);
+        p.staging.item_s = 1.0;
+        assert_eq!(p.first_chunk(), Some(211));
+        p.staging = p.driver;
+        assert_eq!(p.first_chunk(), Some(267));
+        // The thread's own CPU has the time the whole driver's cost leaves it, not
+        // just the staging's: 3 boards' worth of thread time either way.
+        let (mut a, mut b) = (plan(10.0, 5.0, 400.0, &two), plan(10.0, 5.0, 400.0, &two));
+        a.staging.item_s = 1.0;
+        a.own_cpu_item_s = Some(100.0);
+        b.own_cpu_item_s = Some(100.0);
+        let (ea, eb) = (a.deadline().unwrap(), b.deadline().unwrap());
+        let thread = |p: &DeadlinePlan<'_>, e: f64| {
+            let (chunks, _) = p.round_by(e);
+            chunks.iter().map(|c| 5.0 * c).sum::<f64>()
+        };
+        let (_, cpu_a) = a.round_by(ea);
+        let (_, cpu_b) = b.round_by(eb);
+        assert!(
+            (cpu_a - (ea - thread(&a, ea)) / 100.0).abs() < 1e-9,
+            "{cpu_a}"
+        );
+        assert!(
+            (cpu_b - (eb - thread(&b, eb)) / 100.0).abs() < 1e-9,
+            "{cpu_b}"
+        );
     }
 
     /// The deadline to the float's last bit, by 200 halvings, as the plan once

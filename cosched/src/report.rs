@@ -287,6 +287,9 @@ pub struct Trained {
     pub(crate) kernel: [Sample; 2],
     pub(crate) model: PipelineModel,
     pub(crate) driver: Option<[Sample; 2]>,
+    /// On one driver thread: the two that give what staging a chunk costs it (the
+    /// part of `driver` before the next board can be staged).
+    pub(crate) staging: Option<[Sample; 2]>,
     /// This PE's CPU path at the loop's end: iterations per second, and on one
     /// driver thread its own seconds per iteration (0: not measured). The next
     /// loop's boards count the CPU from its start instead of taking everything
@@ -313,6 +316,10 @@ struct StoredTrained {
     #[serde(rename = "model")]
     _model: serde::de::IgnoredAny,
     driver: Option<[Sample; 2]>,
+    /// Absent from files written before it was measured: the driver's line stands
+    /// for it.
+    #[serde(default)]
+    staging: Option<[Sample; 2]>,
     cpu_rate: f64,
     cpu_item_s: f64,
     /// Absent from files written before it was measured: 0, not measured.
@@ -328,7 +335,7 @@ impl Trained {
     /// The text comes from outside the program, so it is checked as [`run`](crate::run())
     /// would have made it: two samples of different sizes, the smaller first, with
     /// finite positive times (the model is fitted through them again, not read), the
-    /// same for the driver's samples if any, and CPU speeds (and the CPU path's
+    /// same for the driver's and the staging's samples if any, and CPU speeds (and the CPU path's
     /// start-up cost, 0 when absent) that are finite and not negative. Anything else
     /// is [`Error::Trained`].
     ///
@@ -356,8 +363,10 @@ impl Trained {
             PipelineModel::fit(a, b).map_err(|e| bad(format!("the {what} samples: {e}")))
         };
         let model = line("kernel", stored.kernel)?;
-        if let Some(driver) = stored.driver {
-            line("driver", driver)?;
+        for (what, samples) in [("driver", stored.driver), ("staging", stored.staging)] {
+            if let Some(samples) = samples {
+                line(what, samples)?;
+            }
         }
         for (what, x) in [
             ("cpu_rate", stored.cpu_rate),
@@ -372,6 +381,7 @@ impl Trained {
             kernel: stored.kernel,
             model,
             driver: stored.driver,
+            staging: stored.staging,
             cpu_rate: stored.cpu_rate,
             cpu_item_s: stored.cpu_item_s,
             cpu_start_s: stored.cpu_start_s,
@@ -564,6 +574,16 @@ mod tests {
                     seconds: 2e-3,
                 },
             ]),
+            staging: Some([
+                Sample {
+                    items: 4,
+                    seconds: 0.3e-3,
+                },
+                Sample {
+                    items: 16,
+                    seconds: 0.8e-3,
+                },
+            ]),
             cpu_rate: 2e4,
             cpu_item_s: 5e-5,
             cpu_start_s: 2.5e-4,
@@ -608,5 +628,18 @@ mod tests {
         let older = text.replace(",\"cpu_start_s\":0.00025", "");
         assert_ne!(older, text);
         assert_eq!(Trained::from_json(&older).unwrap().cpu_start_s, 0.0);
+        // Staging samples are checked as the driver's; a file written before they
+        // were measured has none (the driver's line stands for them).
+        refused(
+            &text.replace(
+                r#"{"items":16,"seconds":0.0008}"#,
+                r#"{"items":2,"seconds":0.0008}"#,
+            ),
+            "staging samples must grow",
+        );
+        let staging = serde_json::to_string(&t.staging).unwrap();
+        let without = text.replace(&format!(",\"staging\":{staging}"), "");
+        assert_ne!(without, text);
+        assert_eq!(Trained::from_json(&without).unwrap().staging, None);
     }
 }

@@ -41,7 +41,8 @@ use crate::fits::{start_cost_kept, CpuLearned, NodeFits, PerItem};
 use crate::options::{Options, Scope};
 use crate::paths::{failover, BoardPath, CpuPath};
 use crate::plan::{
-    cpu_item_planned_s, DeadlinePlan, NodeNow, PlannedRound, Round, RoundKey, DEFAULT_CPU_SPREAD,
+    cpu_item_planned_s, staging_within, DeadlinePlan, NodeNow, PlannedRound, Round, RoundKey,
+    DEFAULT_CPU_SPREAD,
 };
 use crate::pool::WorkPool;
 use crate::report::{BoardFit, Device, DeviceReport, Report, Span, Trained};
@@ -110,6 +111,9 @@ pub(crate) fn plan_from(
         latency_s: measured_driver.latency_s.min(model.latency_s),
         item_s: measured_driver.item_s.min(model.item_s),
     };
+    let staging = trained
+        .staging
+        .and_then(|[a, b]| PipelineModel::fit(a, b).ok());
     let cpu_item_s = Some(trained.cpu_item_s).filter(|&t| cpus && usable(t));
     let node = NodeNow {
         queued: boards - 1,
@@ -124,6 +128,7 @@ pub(crate) fn plan_from(
     let whole = DeadlinePlan {
         board: model,
         driver,
+        staging: staging_within(staging, driver),
         left: n as f64,
         node: &node,
         // A trained start has measured no spread in this loop.
@@ -393,6 +398,10 @@ pub(crate) fn run<B: BoardPath>(
             items: f.items,
             seconds: f.staged_s + (f.end_s - f.fetch_s),
         });
+        fits.staging.add(Sample {
+            items: f.items,
+            seconds: f.staged_s,
+        });
         let (report, service) = &mut boards[f.board as usize];
         report.record(span);
         *service = service_s;
@@ -538,6 +547,8 @@ mod tests {
                     seconds: 1.6e-6,
                 },
             ]),
+            // Lines written before staging was measured: the driver's stands for it.
+            staging: None,
             cpu_rate: 1.0 / cpu_item_s,
             cpu_item_s,
             cpu_start_s: 3e-6,
@@ -598,6 +609,47 @@ mod tests {
         let round = plan_from(&fft_like(1.84e-6), 256, false, 2, None).unwrap();
         assert_eq!(round.cpu, 0);
         assert_eq!(round.boards.iter().sum::<u64>(), 256);
+    }
+
+    #[test]
+    fn a_round_staggers_its_boards_by_their_staging_where_it_was_measured() {
+        // The driver's cost 16 us for 76 rows, of which staging is a quarter: the
+        // four boards' chunks shrink by a quarter as much as by the whole cost.
+        let mut trained = fft_like(1.84e-6);
+        let driver = trained.driver.unwrap();
+        let whole = plan_from(&trained, 256, false, 4, None).unwrap();
+        let quarter = |s: Sample| Sample {
+            seconds: s.seconds / 4.0,
+            ..s
+        };
+        let mut dear = trained.clone();
+        dear.driver = Some(driver.map(|s| Sample {
+            seconds: s.seconds * 10.0,
+            ..s
+        }));
+        let dear_whole = plan_from(&dear, 256, false, 4, None).unwrap();
+        dear.staging = Some(driver.map(|s| {
+            quarter(Sample {
+                seconds: s.seconds * 10.0,
+                ..s
+            })
+        }));
+        let dear_staged = plan_from(&dear, 256, false, 4, None).unwrap();
+        let spread = |r: &Round| r.boards[0] - r.boards[3];
+        assert!(
+            spread(&dear_whole) > spread(&whole),
+            "{dear_whole:?} {whole:?}"
+        );
+        assert!(
+            spread(&dear_staged) < spread(&dear_whole),
+            "{dear_staged:?} {dear_whole:?}"
+        );
+        // A staging line dearer than the driver's is held to it.
+        trained.staging = Some(driver.map(|s| Sample {
+            seconds: s.seconds * 10.0,
+            ..s
+        }));
+        assert_eq!(plan_from(&trained, 256, false, 4, None).unwrap(), whole);
     }
 
     #[test]

@@ -1233,7 +1233,7 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
     // What the chunk cost the driver's thread: staging and fetching the results (not
     // the wait for DONE).
     slot.sizer
-        .cost_driver(items, f.staged_s + (now_s - fetch_from));
+        .cost_driver(items, f.staged_s + (now_s - fetch_from), f.staged_s);
     Ok(())
 }
 

@@ -48,8 +48,8 @@
 //! work or time anything: the drivers do and tell it what happened.
 
 use crate::fastfit::{PipelineModel, Rho, Sample};
-use crate::fits::SharedTraining;
-use crate::plan::{cpu_item_planned_s, DeadlinePlan, NodeNow, DEFAULT_CPU_SPREAD};
+use crate::fits::{DriverFit, SharedTraining};
+use crate::plan::{cpu_item_planned_s, staging_within, DeadlinePlan, NodeNow, DEFAULT_CPU_SPREAD};
 use crate::report::{BoardFit, StopReason};
 use crate::stats::median;
 use std::cell::Cell;
@@ -450,9 +450,10 @@ impl BoardSizer {
         let fastfit = model.chunk_for(self.rho);
         // The node's driver line, and whether its kernel line falls (see the plan's
         // bound below).
-        let (driver, falls) = {
+        let (driver, staging, falls) = {
             let t = self.training.lock().unwrap_or_else(|e| e.into_inner());
-            (t.driver.fit.map(|(_, line)| line), t.kernel.falls())
+            let line = |fit: &DriverFit| fit.fit().map(|(_, line)| line);
+            (line(&t.driver), line(&t.staging), t.kernel.falls())
         };
         let cpus = self.cpus as f64;
         // What the driver's own CPU path is counted at where this chunk is weighed
@@ -561,6 +562,7 @@ impl BoardSizer {
             let plan = DeadlinePlan {
                 board: model,
                 driver: d,
+                staging: staging_within(staging, d),
                 left: node_left,
                 node,
                 own_cpu_item_s: planned_cpu_item_s.filter(|_| node_cpus > 0.0),
@@ -662,11 +664,16 @@ impl BoardSizer {
         self.stopped.get()
     }
 
-    /// A chunk of `items` cost the driver's thread `seconds` (staging and fetching).
-    pub(crate) fn cost_driver(&mut self, items: u64, seconds: f64) {
+    /// A chunk of `items` cost the driver's thread `seconds` (staging and fetching),
+    /// `staged_s` of them its staging.
+    pub(crate) fn cost_driver(&mut self, items: u64, seconds: f64, staged_s: f64) {
         let sample = Sample { items, seconds };
         let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
-        let first = training.driver.fit.is_none();
+        training.staging.add(Sample {
+            items,
+            seconds: staged_s,
+        });
+        let first = training.driver.fit().is_none();
         training.driver.add(sample);
         let large = self.transfers.and_then(|t| t.modeled_large_held(sample));
         if let (true, Some(large)) = (first, large) {
@@ -1147,10 +1154,10 @@ mod tests {
         s.set_node_now(NodeNow::default());
         s.took(n - 100);
         s.done(100, seconds(100));
-        s.cost_driver(100, 1e-4 + 100.0 * 1e-6);
+        s.cost_driver(100, 1e-4 + 100.0 * 1e-6, 1e-4 + 100.0 * 1e-6);
         s.took(left_at_take);
         s.done(400, seconds(400));
-        s.cost_driver(400, 1e-4 + 400.0 * 1e-6);
+        s.cost_driver(400, 1e-4 + 400.0 * 1e-6, 1e-4 + 400.0 * 1e-6);
         s
     }
 
@@ -1428,10 +1435,10 @@ mod tests {
         // per item staging and fetching.
         s.took(999_900);
         s.done(100, seconds(100));
-        s.cost_driver(100, 1e-3 + 100.0 * 8e-6);
+        s.cost_driver(100, 1e-3 + 100.0 * 8e-6, 1e-3 + 100.0 * 8e-6);
         s.took(999_500);
         s.done(400, seconds(400));
-        s.cost_driver(400, 1e-3 + 400.0 * 8e-6);
+        s.cost_driver(400, 1e-3 + 400.0 * 8e-6, 1e-3 + 400.0 * 8e-6);
         s.took(10_000);
         // A CPU item takes 100 us, counted at p = 161 us (`cpu_item_planned_s`):
         // while the board runs c, the CPU does (1 ms + 2 us * c) / p;
@@ -1673,8 +1680,8 @@ mod tests {
         // modeled second sample is the held transfers plus the rest in proportion:
         // 0.4 ms + (0.3 - 0.1) ms * 20 = 4.4 ms, not the whole 4 ms of transfers.
         b0.done(100, 2e-3);
-        b0.cost_driver(100, 0.3e-3);
-        let driver = training.lock().unwrap().driver.fit.unwrap().1;
+        b0.cost_driver(100, 0.3e-3, 0.3e-3);
+        let driver = training.lock().unwrap().driver.fit().unwrap().1;
         assert!((driver.seconds(2000) - 4.4e-3).abs() < 1e-12, "{driver:?}");
         // Board 1's sample of the same size averages into the small point: 100
         // iterations in 2.5 ms; the second sample modeled from board 0's (4 ms of
@@ -1714,7 +1721,7 @@ mod tests {
         // The sample took 2 ms: 1 ms of transfers and 10 us an iteration besides.
         // The modeled second sample: 2000 iterations in 4 ms + 2000 * 10 us = 24 ms.
         b0.done(100, 2e-3);
-        b0.cost_driver(100, 1.5e-3);
+        b0.cost_driver(100, 1.5e-3, 1.5e-3);
         let fit = b0.clone().into_fit().unwrap();
         assert!(fit.second_sample_modeled);
         assert_eq!(fit.samples[1].items, 2000);
@@ -1812,8 +1819,8 @@ mod tests {
             b0.took(252);
             assert_eq!(b1.want(0.0, None, 4), Some(16));
             b1.took(236);
-            b0.cost_driver(4, 2e-6);
-            b1.cost_driver(16, 2e-6);
+            b0.cost_driver(4, 2e-6, 2e-6);
+            b1.cost_driver(16, 2e-6, 2e-6);
             b0.done(4, small_s);
             b1.done(16, 18e-6);
             // Board 2 is the first to take after training; board 3 comes next.
