@@ -529,8 +529,8 @@ mod tests {
         assert_eq!(p.first_chunk(), Some(211));
         p.staging = p.driver;
         assert_eq!(p.first_chunk(), Some(267));
-        // The thread's own CPU has the time the whole driver's cost leaves it, not
-        // just the staging's: 3 boards' worth of thread time either way.
+        // Either way the thread's own CPU has the time that the driver's whole cost
+        // (staging and fetching every chunk) leaves it, not only the staging's.
         let (mut a, mut b) = (plan(10.0, 5.0, 400.0, &two), plan(10.0, 5.0, 400.0, &two));
         a.staging.item_s = 1.0;
         a.own_cpu_item_s = Some(100.0);
