@@ -213,6 +213,12 @@ impl DriverFit {
         fit
     }
 
+    /// The line an earlier loop's two points give ([`DriverFit::seeded`]), as a loop
+    /// started from them reads it.
+    pub(crate) fn line_through(samples: [Sample; 2]) -> Option<PipelineModel> {
+        DriverFit::seeded(samples).fit().map(|(_, line)| line)
+    }
+
     /// A chunk of `sample.items` cost the thread `sample.seconds`; a chunk of no
     /// iterations or a time that is not a finite number >= 0 is left out.
     pub(crate) fn add(&mut self, sample: Sample) {

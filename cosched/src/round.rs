@@ -37,7 +37,7 @@
 //! this module measured) nor know what an iteration computes.
 
 use crate::fastfit::{PipelineModel, Sample};
-use crate::fits::{start_cost_kept, CpuLearned, NodeFits, PerItem};
+use crate::fits::{start_cost_kept, CpuLearned, DriverFit, NodeFits, PerItem};
 use crate::options::{Options, Scope};
 use crate::paths::{failover, BoardPath, CpuPath};
 use crate::plan::{
@@ -103,17 +103,15 @@ pub(crate) fn plan_from(
         return None;
     }
     let model = trained.model;
-    let [a, b] = trained.driver?;
-    let measured_driver = PipelineModel::fit(a, b).ok()?;
+    // Read as a loop started from these lines reads them (`NodeFits::trained`).
+    let measured_driver = DriverFit::line_through(trained.driver?)?;
     // Staging and fetching are part of a chunk's time (as the adaptive plan takes
     // them).
     let driver = PipelineModel {
         latency_s: measured_driver.latency_s.min(model.latency_s),
         item_s: measured_driver.item_s.min(model.item_s),
     };
-    let staging = trained
-        .staging
-        .and_then(|[a, b]| PipelineModel::fit(a, b).ok());
+    let staging = trained.staging.and_then(DriverFit::line_through);
     let cpu_item_s = Some(trained.cpu_item_s).filter(|&t| cpus && usable(t));
     let node = NodeNow {
         queued: boards - 1,

@@ -602,10 +602,7 @@ fn main() -> Result<(), String> {
                     }
                     None => None,
                 };
-                let (vs_split_pooled, trained_vs_split_pooled) = (
-                    pooled.map(|(untrained, _)| untrained),
-                    pooled.map(|(_, trained)| trained),
-                );
+                let (vs_split_pooled, trained_vs_split_pooled) = pooled.unzip();
                 if s.json {
                     println!(
                         "{}",
