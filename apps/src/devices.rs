@@ -10,7 +10,7 @@
 use crate::phases::ms;
 use anyhow::Context;
 use serde::Serialize;
-use shmemplus_cosched::{Device, DeviceReport, Timeline};
+use shmemplus_cosched::{Device, DeviceReport, StepTotals, Timeline};
 use std::path::Path;
 
 /// Puts the devices in report order: CPUs by PE, then boards by node and board.
@@ -66,6 +66,8 @@ pub struct DeviceLine {
     /// Why the board stopped taking before the pool was empty, if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// Where its chunks' time went, added up over them.
+    pub steps: StepTotals,
 }
 
 impl DeviceLine {
@@ -82,6 +84,7 @@ impl DeviceLine {
             measured_over_model: d.fit.as_ref().and_then(|f| f.measured_over_model),
             failed: d.failed.is_some(),
             stopped: d.stopped.as_ref().map(ToString::to_string),
+            steps: d.step_totals(),
         }
     }
 }
@@ -94,7 +97,7 @@ impl DeviceLine {
 /// let cpu = DeviceLine {
 ///     device: "PE 0 CPU".into(), chunks: 3, items: 12, busy_s: 0.002, idle_s: 0.0005,
 ///     chunk: None, predicted_s: None, measured_over_model: None, failed: false,
-///     stopped: None,
+///     stopped: None, steps: Default::default(),
 /// };
 /// let t = table(&[cpu], "rows");
 /// assert!(t[0].contains("rows") && t[1].starts_with("PE 0 CPU"));
@@ -127,6 +130,72 @@ pub fn table(lines: &[DeviceLine], unit: &str) -> Vec<String> {
         if let Some(why) = &d.stopped {
             out.push(format!("{:<24}{why}", ""));
         }
+    }
+    out
+}
+
+/// Where the chunks' time went, per chunk over every device of `lines`, as two lines
+/// of the text report (boards, then CPUs; one is left out when no chunk of that kind
+/// recorded its steps).
+///
+/// ```
+/// use shmemplus_apps::devices::{steps_lines, DeviceLine};
+/// use shmemplus_cosched::StepTotals;
+/// let board = DeviceLine {
+///     device: "node 0 board 0 (PE 0)".into(), chunks: 2, items: 40, busy_s: 30e-6,
+///     idle_s: 0.0, chunk: None, predicted_s: None, measured_over_model: None,
+///     failed: false, stopped: None,
+///     steps: StepTotals {
+///         chunks: 2, take_s: 2e-6, staging_s: 3e-6, kernel_s: 24e-6, waited_s: 4e-6,
+///         fetch_s: 2e-6, run_s: 0.0,
+///     },
+/// };
+/// let l = steps_lines(&[board]);
+/// assert_eq!(l.len(), 1);
+/// assert!(l[0].contains("2 board chunks") && l[0].contains("kernel 12.0 us"));
+/// assert!(l[0].contains("waited for the driver 2.0 us"));
+/// ```
+pub fn steps_lines(lines: &[DeviceLine]) -> Vec<String> {
+    let us = |s: f64| format!("{:.1} us", s * 1e6);
+    let sum = |board: bool| {
+        lines
+            .iter()
+            // A CPU's name ends so (`Device`'s `Display`: "PE 0 CPU").
+            .filter(|l| l.device.ends_with(" CPU") != board)
+            .fold(StepTotals::default(), |mut t, l| {
+                t.chunks += l.steps.chunks;
+                t.take_s += l.steps.take_s;
+                t.staging_s += l.steps.staging_s;
+                t.kernel_s += l.steps.kernel_s;
+                t.waited_s += l.steps.waited_s;
+                t.fetch_s += l.steps.fetch_s;
+                t.run_s += l.steps.run_s;
+                t
+            })
+    };
+    let mut out = Vec::new();
+    let boards = sum(true);
+    if boards.chunks > 0 {
+        let p = boards.per_chunk();
+        out.push(format!(
+            "{} board chunks, each (mean): take {}, staging {}, kernel {}, waited for the driver {}, fetch {}",
+            boards.chunks,
+            us(p.take_s),
+            us(p.staging_s),
+            us(p.kernel_s),
+            us(p.waited_s),
+            us(p.fetch_s)
+        ));
+    }
+    let cpus = sum(false);
+    if cpus.chunks > 0 {
+        let p = cpus.per_chunk();
+        out.push(format!(
+            "{} CPU chunks, each (mean): take {}, run {}",
+            cpus.chunks,
+            us(p.take_s),
+            us(p.run_s)
+        ));
     }
     out
 }

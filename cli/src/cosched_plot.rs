@@ -354,6 +354,7 @@ mod tests {
                 start_s,
                 end_s,
                 items,
+                steps: None,
             })
             .collect();
         let busy_s = spans.iter().map(|s| s.end_s - s.start_s).sum();

@@ -62,8 +62,8 @@ pub use fastfit::{PipelineModel, Rho, Sample};
 pub use pool::WorkPool;
 pub use prepared::{run, Loop};
 pub use report::{
-    gather, speed_ratio, BoardFit, Device, DeviceReport, Report, Span, StopReason, Timeline,
-    Trained,
+    gather, speed_ratio, BoardFit, BoardSteps, Device, DeviceReport, Report, Span, StepTotals,
+    Steps, StopReason, Timeline, Trained,
 };
 pub use run::{BoardBytes, BoardPath, NoBoards, Options, Scope, CPU_FIRST_PIECE_MARGIN};
 

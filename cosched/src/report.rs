@@ -54,6 +54,132 @@ pub struct Span {
     pub end_s: f64,
     /// Iterations in the chunk.
     pub items: u64,
+    /// Where its time went, if its driver recorded it (every driver does; a span
+    /// made elsewhere may not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Steps>,
+}
+
+impl Span {
+    /// The same chunk on a clock `by_s` seconds later (every instant moved, its steps'
+    /// too): a loop's spans on the clock of an earlier loop's start.
+    ///
+    /// ```
+    /// use shmemplus_cosched::{Span, Steps};
+    /// let mut span = Span {
+    ///     start_s: 2.0, end_s: 3.0, items: 4,
+    ///     steps: Some(Steps { asked_s: 1.5, board: None }),
+    /// };
+    /// span.shift(10.0);
+    /// assert_eq!((span.start_s, span.end_s), (12.0, 13.0));
+    /// assert_eq!(span.steps.map(|s| s.asked_s), Some(11.5));
+    /// ```
+    pub fn shift(&mut self, by_s: f64) {
+        self.start_s += by_s;
+        self.end_s += by_s;
+        if let Some(steps) = &mut self.steps {
+            steps.asked_s += by_s;
+            if let Some(b) = &mut steps.board {
+                b.staged_s += by_s;
+                b.done_s += by_s;
+                b.served_s += by_s;
+                b.fetched_s += by_s;
+            }
+        }
+    }
+}
+
+/// Where one chunk's time went: instants on the loop's clock (seconds since the loop
+/// started, as [`Span`]'s), read by its driver as it went. A CPU chunk has its take;
+/// a board chunk also its staging, its kernel's DONE and its driver's service and
+/// fetch. [`DeviceReport::step_totals`] adds them up for a device.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Steps {
+    /// When its device (a board's driver) asked the pool for it: sizing the chunk and
+    /// taking it run from here to the span's `start_s`.
+    pub asked_s: f64,
+    /// A board chunk's steps after its take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board: Option<BoardSteps>,
+}
+
+/// A board chunk's steps after its take ([`Steps::board`]), instants on the loop's
+/// clock.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BoardSteps {
+    /// Its inputs staged and its kernel started (staging runs from the span's
+    /// `start_s` to here).
+    pub staged_s: f64,
+    /// Its kernel's DONE; where the board gives no instant of it (the wall clock),
+    /// when the driver's wait for it returned.
+    pub done_s: f64,
+    /// When its driver came to it to fetch its results: after DONE if the driver was
+    /// busy with something else (it waited for the driver), before it if the driver
+    /// then waited for the kernel.
+    pub served_s: f64,
+    /// Its results fetched, on the driver's clock (the span's `end_s` leaves out the
+    /// wait for the driver).
+    pub fetched_s: f64,
+}
+
+/// A device's chunks' steps added up ([`DeviceReport::step_totals`]), in seconds:
+/// what its chunks spent being taken, staged, run by the kernel, waiting for their
+/// driver after DONE and fetched (a board), or being taken and run (a CPU, its run
+/// counting the board service its driver did between the chunk's pieces).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepTotals {
+    /// The chunks whose steps were recorded.
+    pub chunks: u64,
+    /// Sizing and taking them.
+    pub take_s: f64,
+    /// A board's: staging their inputs.
+    pub staging_s: f64,
+    /// A board's: from the kernel's start to its DONE.
+    pub kernel_s: f64,
+    /// A board's: from DONE until the driver came to fetch the results.
+    pub waited_s: f64,
+    /// A board's: fetching the results (from DONE or the driver's coming, whichever
+    /// was later).
+    pub fetch_s: f64,
+    /// A CPU's: running them.
+    pub run_s: f64,
+}
+
+impl StepTotals {
+    /// Adds one span's steps (none: nothing).
+    fn add(&mut self, span: &Span) {
+        let Some(steps) = span.steps else {
+            return;
+        };
+        // Every part is at least 0: instants a driver read in order, but a DONE
+        // the board modeled may lie before the driver's coming or after it.
+        let part = |from: f64, to: f64| (to - from).max(0.0);
+        self.chunks += 1;
+        self.take_s += part(steps.asked_s, span.start_s);
+        match steps.board {
+            Some(b) => {
+                self.staging_s += part(span.start_s, b.staged_s);
+                self.kernel_s += part(b.staged_s, b.done_s);
+                self.waited_s += part(b.done_s, b.served_s);
+                self.fetch_s += part(b.served_s.max(b.done_s), b.fetched_s);
+            }
+            None => self.run_s += part(span.start_s, span.end_s),
+        }
+    }
+
+    /// `self`'s parts divided by its chunks (all 0 for none).
+    pub fn per_chunk(&self) -> StepTotals {
+        let n = self.chunks.max(1) as f64;
+        StepTotals {
+            chunks: self.chunks,
+            take_s: self.take_s / n,
+            staging_s: self.staging_s / n,
+            kernel_s: self.kernel_s / n,
+            waited_s: self.waited_s / n,
+            fetch_s: self.fetch_s / n,
+            run_s: self.run_s / n,
+        }
+    }
 }
 
 /// What a board's training found and how its chunks compared with the model.
@@ -250,6 +376,37 @@ impl DeviceReport {
         }
     }
 
+    /// Its chunks' steps added up (the chunks whose driver recorded them).
+    ///
+    /// ```
+    /// use shmemplus_cosched::{BoardSteps, Device, DeviceReport, Span, Steps};
+    /// // A board chunk asked for at 1 us, staged from 2 to 3, DONE at 13; its
+    /// // driver came at 15 and had the results at 16 (the span leaves out the 2 us
+    /// // it waited for the driver).
+    /// let board = BoardSteps { staged_s: 3e-6, done_s: 13e-6, served_s: 15e-6, fetched_s: 16e-6 };
+    /// let span = Span {
+    ///     start_s: 2e-6, end_s: 14e-6, items: 8,
+    ///     steps: Some(Steps { asked_s: 1e-6, board: Some(board) }),
+    /// };
+    /// let d = DeviceReport {
+    ///     device: Device::Board { pe: 0, node: 0, board: 0 }, chunks: 1, items: 8,
+    ///     busy_s: 12e-6, idle_s: 0.0, spans: vec![span], fit: None, failed: None,
+    ///     stopped: None,
+    /// };
+    /// let t = d.step_totals();
+    /// assert_eq!(t.chunks, 1);
+    /// let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+    /// assert!(close(t.take_s, 1e-6) && close(t.staging_s, 1e-6) && close(t.kernel_s, 10e-6));
+    /// assert!(close(t.waited_s, 2e-6) && close(t.fetch_s, 1e-6) && t.run_s == 0.0);
+    /// ```
+    pub fn step_totals(&self) -> StepTotals {
+        let mut totals = StepTotals::default();
+        for span in &self.spans {
+            totals.add(span);
+        }
+        totals
+    }
+
     pub(crate) fn record(&mut self, span: Span) {
         self.chunks += 1;
         self.items += span.items;
@@ -430,7 +587,7 @@ pub struct Timeline {
 /// };
 /// // The CPU's chunks: 3, 2.5 and 3 us an iteration (median 3).
 /// let spans = [(2, 6e-6), (4, 10e-6), (1, 3e-6)]
-///     .map(|(items, seconds)| Span { start_s: 1e-3, end_s: 1e-3 + seconds, items });
+///     .map(|(items, seconds)| Span { start_s: 1e-3, end_s: 1e-3 + seconds, items, steps: None });
 /// let cpu = device(Device::Cpu { pe: 0 }, spans.to_vec(), None);
 /// // The board's model: 0.5 us an iteration beyond a 10 us latency.
 /// let model = PipelineModel { latency_s: 10e-6, item_s: 0.5e-6 };

@@ -45,7 +45,7 @@ use crate::plan::{
     DEFAULT_CPU_SPREAD,
 };
 use crate::pool::WorkPool;
-use crate::report::{BoardFit, Device, DeviceReport, Report, Span, Trained};
+use crate::report::{BoardFit, BoardSteps, Device, DeviceReport, Report, Span, Steps, Trained};
 use crate::sizing::{piece_size, weighing_own_cpu};
 use crate::{Error, Result};
 use shmemplus::config::ClockKind;
@@ -198,6 +198,8 @@ struct Flight {
     board: u32,
     run: BoardRun,
     range: Range<u64>,
+    /// When the driver took it from the pool.
+    asked_s: f64,
     start_s: f64,
     /// The driver's time in `BoardPath::start` (staging).
     staged_s: f64,
@@ -208,6 +210,7 @@ struct Flight {
 struct Fetched {
     board: u32,
     items: u64,
+    asked_s: f64,
     start_s: f64,
     staged_s: f64,
     /// The kernel's DONE, if the board said when.
@@ -233,6 +236,15 @@ impl Fetched {
             start_s: self.start_s,
             end_s,
             items: self.items,
+            steps: Some(Steps {
+                asked_s: self.asked_s,
+                board: Some(BoardSteps {
+                    staged_s: self.start_s + self.staged_s,
+                    done_s: self.done_s.unwrap_or(self.fetch_s),
+                    served_s: self.came_s,
+                    fetched_s: self.end_s,
+                }),
+            }),
         };
         (span, service_s)
     }
@@ -297,6 +309,7 @@ pub(crate) fn run<B: BoardPath>(
     let mut fetched = Vec::with_capacity(round.boards.len());
     let mut failed: Vec<(u32, String)> = Vec::new();
     for (board, &planned) in round.boards.iter().enumerate() {
+        let asked_s = driver.now_s();
         let Some(chunk) = (planned > 0).then(|| pool.take_local(planned)).flatten() else {
             continue;
         };
@@ -307,6 +320,7 @@ pub(crate) fn run<B: BoardPath>(
                 board,
                 run,
                 range: chunk.range,
+                asked_s,
                 start_s,
                 staged_s: driver.now_s() - start_s,
             }),
@@ -315,6 +329,7 @@ pub(crate) fn run<B: BoardPath>(
     }
     let mut cpu_spans = Vec::new();
     let mut own = PerItem::starting_at(trained.cpu_item_s);
+    let asked_s = driver.now_s();
     if let Some(chunk) = (round.cpu > 0)
         .then(|| pool.take_local(round.cpu))
         .flatten()
@@ -344,6 +359,10 @@ pub(crate) fn run<B: BoardPath>(
             start_s,
             end_s: driver.now_s(),
             items: chunk.range.end - chunk.range.start,
+            steps: Some(Steps {
+                asked_s,
+                board: None,
+            }),
         });
     }
     flights.sort_by_key(|f| f.run.done_at());
@@ -352,7 +371,11 @@ pub(crate) fn run<B: BoardPath>(
     }
     // What the round left (a failed board's chunk ran at once): nothing, unless a
     // rounding left some; on the CPU path.
-    while let Some(chunk) = pool.take_local(n) {
+    loop {
+        let asked_s = driver.now_s();
+        let Some(chunk) = pool.take_local(n) else {
+            break;
+        };
         let start_s = driver.now_s();
         let items = chunk.range.end - chunk.range.start;
         driver.cpu_call(chunk.range)?;
@@ -360,6 +383,10 @@ pub(crate) fn run<B: BoardPath>(
             start_s,
             end_s: driver.now_s(),
             items,
+            steps: Some(Steps {
+                asked_s,
+                board: None,
+            }),
         });
     }
     let elapsed_s = driver.now_s();
@@ -469,6 +496,7 @@ fn complete<B: BoardPath>(
         Ok(()) => fetched.push(Fetched {
             board: f.board,
             items: f.range.end - f.range.start,
+            asked_s: f.asked_s,
             start_s: f.start_s,
             staged_s: f.staged_s,
             done_s,
@@ -702,6 +730,7 @@ mod tests {
         let fetched = |done_s| Fetched {
             board: 0,
             items: 64,
+            asked_s: 9.0,
             start_s: 10.0,
             staged_s: 1.0,
             done_s,
@@ -714,6 +743,20 @@ mod tests {
         let (span, service_s) = fetched(Some(40.0)).span_and_service();
         assert_eq!((span.start_s, span.end_s, span.items), (10.0, 43.0, 64));
         assert_eq!(service_s, 10.0);
+        // Its steps: taken in 1, staged in 1, the kernel's 29 to DONE, 10 waiting
+        // for the driver, 3 fetching.
+        let mut report = DeviceReport::new(Device::Board {
+            pe: 0,
+            node: 0,
+            board: 0,
+        });
+        report.record(span);
+        let t = report.step_totals();
+        assert_eq!(t.chunks, 1);
+        assert_eq!(
+            (t.take_s, t.staging_s, t.kernel_s, t.waited_s, t.fetch_s),
+            (1.0, 1.0, 29.0, 10.0, 3.0)
+        );
         // DONE when the driver came, after it or unknown: the chunk ends with its
         // fetch, and nothing waited.
         for done_s in [Some(50.0), Some(52.0), None] {

@@ -41,7 +41,7 @@ use crate::paths::{failover, CpuPath};
 use crate::plan::NodeNow;
 use crate::pool::{check_length, Chunk, WorkPool};
 use crate::progress::CpuProgress;
-use crate::report::{Device, DeviceReport, Report, Span};
+use crate::report::{BoardSteps, Device, DeviceReport, Report, Span, Steps};
 use crate::sizing::piece_size;
 use crate::sizing::{BoardSizer, BoardsSeen, CpuSizer, Transfers};
 use crate::{Error, Result};
@@ -588,8 +588,8 @@ impl Ctx<'_> {
         })
     }
 
-    /// Runs one CPU chunk and records it.
-    fn cpu_chunk(&self, range: Range<u64>, report: &mut DeviceReport) -> Result<f64> {
+    /// Runs one CPU chunk, asked for at `asked_s`, and records it.
+    fn cpu_chunk(&self, range: Range<u64>, asked_s: f64, report: &mut DeviceReport) -> Result<f64> {
         let start_s = self.now_s();
         self.cpu_call(range.clone())?;
         let end_s = self.now_s();
@@ -597,6 +597,10 @@ impl Ctx<'_> {
             start_s,
             end_s,
             items: range.end - range.start,
+            steps: Some(Steps {
+                asked_s,
+                board: None,
+            }),
         });
         Ok(end_s - start_s)
     }
@@ -713,9 +717,13 @@ fn cpu_loop(ctx: &Ctx<'_>, mut sizer: CpuSizer) -> Result<DeviceReport> {
         pe: ctx.shmem.my_pe(),
     });
     let mut own = PerItem::default();
-    while let Some(chunk) = ctx.cpu_take(&mut sizer, u64::MAX)? {
+    loop {
+        let asked_s = ctx.now_s();
+        let Some(chunk) = ctx.cpu_take(&mut sizer, u64::MAX)? else {
+            break;
+        };
         let items = chunk.range.end - chunk.range.start;
-        let seconds = ctx.cpu_chunk(chunk.range, &mut report)?;
+        let seconds = ctx.cpu_chunk(chunk.range, asked_s, &mut report)?;
         sizer.done(items, seconds, chunk.left);
         ctx.set_cpu_rate(&sizer);
         let known_before = (own.measured(), own.typical().is_some());
@@ -770,6 +778,7 @@ fn board_thread<B: BoardPath>(
         // Read before what the CPU loop published (`progress`: why no wake-up is lost).
         let seen = ctx.cpu_progress.seen();
         sizer.set_cpu_typical(ctx.cpu_typical());
+        let asked_s = ctx.now_s();
         let Some(chunk) = ctx.board_take(&sizer)? else {
             // Before its first chunk it may wait for the CPU path's typical time
             // (`BoardSizer::want`), until the CPU loop has ended.
@@ -782,10 +791,18 @@ fn board_thread<B: BoardPath>(
         sizer.took(chunk.left);
         let range = chunk.range;
         let start_s = ctx.now_s();
+        // The instants between: the kernel started, and its wait returned.
+        let (mut staged_s, mut done_s) = (start_s, start_s);
         let ran = path
             .start(board, range.clone())
-            .and_then(|run| run.wait().map_err(|e| e.to_string()))
-            .and_then(|_| path.finish(board, range.clone()));
+            .and_then(|run| {
+                staged_s = ctx.now_s();
+                run.wait().map_err(|e| e.to_string())
+            })
+            .and_then(|_| {
+                done_s = ctx.now_s();
+                path.finish(board, range.clone())
+            });
         if let Err(why) = ran {
             sizer.retire();
             report.failed = Some(ctx.failover(board, range, why)?);
@@ -797,6 +814,16 @@ fn board_thread<B: BoardPath>(
             start_s,
             end_s,
             items,
+            // This thread waited for the kernel from its start.
+            steps: Some(Steps {
+                asked_s,
+                board: Some(BoardSteps {
+                    staged_s,
+                    done_s,
+                    served_s: staged_s,
+                    fetched_s: end_s,
+                }),
+            }),
         });
         sizer.done(items, end_s - start_s);
     }
@@ -812,6 +839,8 @@ fn board_thread<B: BoardPath>(
 struct InFlight {
     run: BoardRun,
     range: Range<u64>,
+    /// When the driver asked the pool for it.
+    asked_s: f64,
     start_s: f64,
     /// The driver's time in `BoardPath::start` (staging).
     staged_s: f64,
@@ -907,6 +936,7 @@ fn one_thread<B: BoardPath>(
             // deadline plan, counting the CPU at that time, left it rows it ran
             // after the boards had ended.
             let mut from = ctx.now_s();
+            let asked_s = from;
             match ctx.cpu_take(sizer, cap)? {
                 Some(chunk) => {
                     if !cpu_own.measured() {
@@ -939,6 +969,10 @@ fn one_thread<B: BoardPath>(
                         start_s,
                         end_s,
                         items,
+                        steps: Some(Steps {
+                            asked_s,
+                            board: None,
+                        }),
                     });
                     sizer.done(items, end_s - start_s, chunk.left);
                     ctx.set_cpu_rate(sizer);
@@ -1077,6 +1111,7 @@ fn serve_boards<B: BoardPath>(
         slot.sizer.set_node_now(node);
         slot.sizer.set_cpu_typical(cpu.typical_item_s);
         slot.sizer.set_cpu_spread(cpu.spread);
+        let asked_s = ctx.now_s();
         let Some(chunk) = ctx.board_take(&slot.sizer)? else {
             if slot.sizer.waiting() {
                 continue;
@@ -1098,6 +1133,7 @@ fn serve_boards<B: BoardPath>(
                 slot.flight = Some(InFlight {
                     run,
                     range: chunk.range,
+                    asked_s,
                     start_s,
                     staged_s: ctx.now_s() - start_s,
                 })
@@ -1228,6 +1264,15 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
         start_s: f.start_s,
         end_s,
         items,
+        steps: Some(Steps {
+            asked_s: f.asked_s,
+            board: Some(BoardSteps {
+                staged_s: f.start_s + f.staged_s,
+                done_s: done_s.unwrap_or(fetch_from),
+                served_s: finish_from,
+                fetched_s: now_s,
+            }),
+        }),
     });
     slot.sizer.done(items, end_s - f.start_s);
     // What the chunk cost the driver's thread: staging and fetching the results (not
@@ -1244,7 +1289,11 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
 /// order.
 fn drain(ctx: &Ctx<'_>, devices: &mut Vec<DeviceReport>, mut sizer: CpuSizer) -> Result<()> {
     let pe = ctx.shmem.my_pe();
-    while let Some(chunk) = ctx.pool.take_unordered(ctx.shmem, sizer.want())? {
+    loop {
+        let asked_s = ctx.now_s();
+        let Some(chunk) = ctx.pool.take_unordered(ctx.shmem, sizer.want())? else {
+            break;
+        };
         let at = match devices.iter().position(|d| d.device == Device::Cpu { pe }) {
             Some(i) => i,
             None => {
@@ -1253,7 +1302,7 @@ fn drain(ctx: &Ctx<'_>, devices: &mut Vec<DeviceReport>, mut sizer: CpuSizer) ->
             }
         };
         let items = chunk.range.end - chunk.range.start;
-        let seconds = ctx.cpu_chunk(chunk.range, &mut devices[at])?;
+        let seconds = ctx.cpu_chunk(chunk.range, asked_s, &mut devices[at])?;
         sizer.done(items, seconds, chunk.left);
     }
     Ok(())

@@ -1644,6 +1644,9 @@ fn text(r: &Report, timing: Option<&shmemplus::fpga_mock::KernelTiming>) -> Stri
         for l in devices::table(&r.devices, "images") {
             line(l);
         }
+        for l in devices::steps_lines(&r.devices) {
+            line(l);
+        }
     }
     line(format!("top {} of {}:", r.top.len(), r.images));
     line(format!("{:>6} {:>10} {:>10}", "rank", "image", "distance"));

@@ -937,6 +937,9 @@ fn text(r: &Report) -> String {
         for l in devices::table(&r.devices, "rows") {
             line(l);
         }
+        for l in devices::steps_lines(&r.devices) {
+            line(l);
+        }
     }
     line(format!("{:<14}{:>12}{:>9}", "phase", "ms", "share"));
     for p in &r.phases {

@@ -350,8 +350,7 @@ fn merge_pass(
 ) {
     for mut d in pass {
         for span in &mut d.spans {
-            span.start_s += offset_s;
-            span.end_s += offset_s;
+            span.shift(offset_s);
         }
         match all.iter_mut().find(|a| a.device == d.device) {
             Some(a) => {

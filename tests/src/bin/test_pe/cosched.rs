@@ -370,6 +370,7 @@ pub(crate) fn cosched(
             println!("PE {me}: {} retired: {why}", d.device);
         }
     }
+    steps_in_order(&report, exact)?;
     let failed = report.devices.iter().filter(|d| d.failed.is_some()).count();
     let want_failed = match fail {
         Fail::Nothing | Fail::CpuPanics => 0,
@@ -413,6 +414,55 @@ pub(crate) fn cosched(
     }
     shmem.barrier_all().map_err(e2s)?;
     println!("PE {me}: cosched ok");
+    Ok(())
+}
+
+/// Every chunk's steps (`Span::steps`) recorded and in the order they happen: asked
+/// for, started, and for a board staged, DONE, fetched (the driver came before or
+/// after DONE). With `exact` (the virtual clock, nothing staged) a board chunk's
+/// kernel step is the kernel's modeled time for its size, within the host stalls
+/// the virtual clock counts.
+fn steps_in_order(report: &shmemplus_cosched::Report, exact: bool) -> Result<(), String> {
+    // Instants read one after another on one clock: equal at most within rounding.
+    let before = |a: f64, b: f64| a <= b + 1e-9;
+    for d in &report.devices {
+        for (i, span) in d.spans.iter().enumerate() {
+            let bad = |why: &str| Err(format!("{}: chunk {i} ({span:?}): {why}", d.device));
+            let Some(steps) = span.steps else {
+                return bad("no steps recorded");
+            };
+            if !(before(steps.asked_s, span.start_s) && before(span.start_s, span.end_s)) {
+                return bad("asked for after it started, or ended before");
+            }
+            match (d.device, steps.board) {
+                (Device::Cpu { .. }, None) => {}
+                (Device::Board { .. }, Some(b)) => {
+                    let ordered = before(span.start_s, b.staged_s)
+                        && before(b.staged_s, b.done_s)
+                        && before(b.done_s, b.fetched_s)
+                        && before(b.served_s, b.fetched_s);
+                    if !ordered {
+                        return bad("its board steps are out of order");
+                    }
+                    let modeled = BOARD_LATENCY_S + span.items as f64 * BOARD_ITEM_S;
+                    let kernel = b.done_s - b.staged_s;
+                    if exact && (kernel - modeled).abs() > 0.05 * modeled + HOST_STALL_S {
+                        return bad(&format!(
+                            "its kernel step took {kernel:.6} s, the kernel {modeled:.6} s"
+                        ));
+                    }
+                }
+                _ => return bad("a CPU chunk with board steps, or a board chunk without"),
+            }
+        }
+        let totals = d.step_totals();
+        if totals.chunks != d.chunks {
+            return Err(format!(
+                "{}: steps of {} chunks added up, {} completed",
+                d.device, totals.chunks, d.chunks
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -650,6 +700,8 @@ fn trained_again(
         ..options.clone()
     };
     let report = loop_again(shmem, n, &options, Fail::Nothing)?;
+    // A planned round's steps too (its driver is another).
+    steps_in_order(&report, shmem.clock() == ClockKind::Virtual)?;
     for d in &report.devices {
         if let (Device::Board { .. }, Some(span)) = (d.device, d.spans.first()) {
             if span.items <= 1000 {
