@@ -52,7 +52,7 @@ enum Ready<'a> {
     /// from the lines it was planned from.
     Round(Round, &'a Trained),
     /// The adaptive drivers (`run`).
-    Adaptive(Adaptive),
+    Adaptive(Box<Adaptive>),
 }
 
 impl<'a> Loop<'a> {
@@ -71,7 +71,7 @@ impl<'a> Loop<'a> {
         });
         let ready = match round {
             Some((round, trained)) => Ready::Round(round, trained),
-            None => Ready::Adaptive(prepare_adaptive(shmem, n, options, checked)?),
+            None => Ready::Adaptive(Box::new(prepare_adaptive(shmem, n, options, checked)?)),
         };
         Ok(Loop {
             shmem,
@@ -108,7 +108,7 @@ impl<'a> Loop<'a> {
             Ready::Round(round, trained) => {
                 crate::round::run(shmem, n, options, &round, trained, &cpu, boards)
             }
-            Ready::Adaptive(setup) => run_adaptive(shmem, n, options, setup, &cpu, boards),
+            Ready::Adaptive(setup) => run_adaptive(shmem, n, options, *setup, &cpu, boards),
         }
     }
 }

@@ -363,13 +363,19 @@ pub struct DeviceReport {
 
 impl DeviceReport {
     pub(crate) fn new(device: Device) -> DeviceReport {
+        DeviceReport::with_room(device, 0)
+    }
+
+    /// A report of no chunk yet, with room for `spans` spans (made before a loop, so
+    /// that recording its first chunks allocates nothing).
+    pub(crate) fn with_room(device: Device, spans: usize) -> DeviceReport {
         DeviceReport {
             device,
             chunks: 0,
             items: 0,
             busy_s: 0.0,
             idle_s: 0.0,
-            spans: Vec::new(),
+            spans: Vec::with_capacity(spans),
             fit: None,
             failed: None,
             stopped: None,

@@ -75,14 +75,29 @@ pub(crate) struct Checked {
 
 /// What the adaptive drivers of a loop start from, worked out before the loop
 /// (`prepare_adaptive`): nothing in it has taken an iteration or touched a board.
+///
+/// The sizers and reports are made here, not when the loop starts. Made in the
+/// timed pass, after a corner turn had pushed their code and data out of the caches,
+/// a 2D FFT row pass's four board sizers took 2.0 us of the driver's clock (0.4 us
+/// made again at once), and from the loop's start to its first take went 3.8 us
+/// (median of 24 PE-passes; 3.5 with one board) against 1.45 (1.3) made here
+/// (native, virtual clock, 2-core VM, 2026-12-06).
 pub(crate) struct Adaptive {
     checked: Checked,
     training: SharedTraining,
     one_driver: bool,
-    board_samples: (u64, u64),
-    transfers: Vec<Option<Transfers>>,
-    cpu_first: u64,
+    /// This PE's boards, each with its sizer and report.
+    boards: Vec<Slot>,
+    /// This PE's CPU's report, if the CPUs take part.
+    cpu_report: Option<DeviceReport>,
+    /// The sizer this PE's CPU starts from; the end's drain starts from it too.
+    cpu_sizer: CpuSizer,
 }
+
+/// The spans a device's report has room for before the loop: the 2D FFT's row pass
+/// ran 3-4 chunks a board and 5-30 on a PE's CPU, CBIR's a few tens; beyond it the
+/// report grows as it must.
+const SPANS_RESERVED: usize = 32;
 
 /// Checks `options` for a loop of `n` iterations on this job (no collective call).
 ///
@@ -169,6 +184,8 @@ pub(crate) fn prepare_adaptive(
     checked: Checked,
 ) -> Result<Adaptive> {
     let Checked {
+        boards_in_pool,
+        cpus,
         workers,
         samples,
         max_chunk,
@@ -232,13 +249,55 @@ pub(crate) fn prepare_adaptive(
     // sample, whatever the boards' samples (an application's larger ones, chosen for
     // a measurable kernel slope, would hold a short loop's CPU for its whole length).
     let cpu_first = (n / workers.saturating_mul(64)).min(samples.0).max(1);
+    let (me, node) = (shmem.my_pe(), shmem.node());
+    let boards = (0..my_boards)
+        .map(|board| {
+            let device = Device::Board {
+                pe: me,
+                node,
+                board,
+            };
+            let sizer = BoardSizer::new(
+                board_samples,
+                options.rho,
+                (board, boards_in_pool, cpus),
+                one_driver,
+                max_chunk,
+                n,
+                training.clone(),
+            )
+            .with_transfers(transfers.get(board as usize).copied().flatten())
+            .with_node_boards(u64::from(my_boards))
+            .with_cpu_first(cpu_first)
+            .with_cpu_estimate(options.cpu_item_estimate_s);
+            let stopped = stopped_before_the_loop(n, device, &sizer);
+            Slot {
+                retired: stopped.is_some(),
+                report: stopped.unwrap_or_else(|| DeviceReport::with_room(device, SPANS_RESERVED)),
+                sizer,
+                board,
+                flight: None,
+            }
+        })
+        .collect();
+    let cpu_report = options
+        .cpus
+        .then(|| DeviceReport::with_room(Device::Cpu { pe: me }, SPANS_RESERVED));
+    let cpu_sizer =
+        CpuSizer::new(cpu_first, options.cpu_chunk_s, workers, n).with_boards(BoardsSeen {
+            boards: boards_in_pool,
+            cpus,
+            node_boards: u64::from(my_boards),
+            training: training.clone(),
+            training_chunk: board_samples.1,
+        });
     Ok(Adaptive {
         checked,
         training,
         one_driver,
-        board_samples,
-        transfers,
-        cpu_first,
+        boards,
+        cpu_report,
+        cpu_sizer,
     })
 }
 
@@ -257,21 +316,17 @@ pub(crate) fn run_adaptive<B: BoardPath>(
             Checked {
                 cpu_first_piece_hold_s,
                 pes,
-                boards_in_pool,
-                cpus,
                 workers,
-                max_chunk,
                 my_boards,
                 ..
             },
         training,
         one_driver,
-        board_samples,
-        transfers,
-        cpu_first,
+        boards: slots,
+        cpu_report,
+        cpu_sizer,
     } = setup;
     let me = shmem.my_pe();
-    let node = shmem.node();
     let takers = workers + pes;
     let pool = match options.scope {
         Scope::Job => WorkPool::new(shmem, n, takers)?,
@@ -306,55 +361,11 @@ pub(crate) fn run_adaptive<B: BoardPath>(
                 .store(t.cpu_start_s.to_bits(), Ordering::Relaxed);
         }
     }
-    let board_sizer = |board: u32| {
-        BoardSizer::new(
-            board_samples,
-            options.rho,
-            (board, boards_in_pool, cpus),
-            one_driver,
-            max_chunk,
-            n,
-            training.clone(),
-        )
-        .with_transfers(transfers.get(board as usize).copied().flatten())
-        .with_node_boards(u64::from(my_boards))
-        .with_cpu_first(cpu_first)
-        .with_cpu_estimate(options.cpu_item_estimate_s)
-    };
-    let cpu_sizer = || {
-        CpuSizer::new(cpu_first, options.cpu_chunk_s, workers, n).with_boards(BoardsSeen {
-            boards: boards_in_pool,
-            cpus,
-            node_boards: u64::from(my_boards),
-            training: training.clone(),
-            training_chunk: board_samples.1,
-        })
-    };
-    let board_devices: Vec<Device> = (0..my_boards)
-        .map(|board| Device::Board {
-            pe: me,
-            node,
-            board,
-        })
-        .collect();
+    let cpu = cpu_report.map(|report| (report, cpu_sizer.clone()));
     let mut devices = if one_driver {
-        one_thread(
-            &ctx,
-            options.cpus,
-            &board_devices,
-            boards,
-            board_sizer,
-            cpu_sizer,
-        )?
+        one_thread(&ctx, cpu, slots, boards)?
     } else {
-        threads(
-            &ctx,
-            options.cpus,
-            &board_devices,
-            boards,
-            board_sizer,
-            cpu_sizer,
-        )?
+        threads(&ctx, cpu, slots, boards)?
     };
     // Whatever is left once every PE's devices have stopped (boards failed, say) runs
     // on the CPU paths. A PE leaves the turns before the barrier, or the PEs still
@@ -365,7 +376,7 @@ pub(crate) fn run_adaptive<B: BoardPath>(
         // pool (`Scope::Pe`) has no taker but this PE's devices, all stopped now.
         shmem.barrier_all()?;
     }
-    drain(&ctx, &mut devices, cpu_sizer())?;
+    drain(&ctx, &mut devices, cpu_sizer)?;
     let start = ctx.start;
     let trained = if my_boards > 0 {
         let speed = |a: &AtomicU64| f64::from_bits(a.load(Ordering::Relaxed));
@@ -616,29 +627,30 @@ impl Ctx<'_> {
 /// board pool per board (`board_threads`).
 fn threads<B: BoardPath>(
     ctx: &Ctx<'_>,
-    cpus: bool,
-    boards: &[Device],
+    cpu: Option<(DeviceReport, CpuSizer)>,
+    boards: Vec<Slot>,
     path: &B,
-    board_sizer: impl Fn(u32) -> BoardSizer,
-    cpu_sizer: impl Fn() -> CpuSizer,
 ) -> Result<Vec<DeviceReport>> {
+    let devices_in_order: Vec<Device> = boards.iter().map(|b| b.report.device).collect();
     // Each board's report, in the boards' order: those stopped before the loop now,
     // the others' when their threads end.
     let mut to_drive = Vec::new();
     let reports: Vec<Mutex<Option<Result<DeviceReport>>>> = boards
-        .iter()
+        .into_iter()
         .enumerate()
-        .map(|(i, &device)| {
-            let sizer = board_sizer(board_of(device));
-            match stopped_before_the_loop(ctx, device, &sizer) {
-                Some(mut report) => {
-                    report.fit = sizer.into_fit();
-                    Mutex::new(Some(Ok(report)))
-                }
-                None => {
-                    to_drive.push((i, device, sizer));
-                    Mutex::new(None)
-                }
+        .map(|(i, slot)| {
+            let Slot {
+                mut report,
+                sizer,
+                retired,
+                ..
+            } = slot;
+            if retired {
+                report.fit = sizer.into_fit();
+                Mutex::new(Some(Ok(report)))
+            } else {
+                to_drive.push((i, report, sizer));
+                Mutex::new(None)
             }
         })
         .collect();
@@ -647,10 +659,10 @@ fn threads<B: BoardPath>(
     let mut devices = Vec::new();
     let mut first_error = None;
     pool.in_place_scope(|s| {
-        for (i, device, sizer) in to_drive {
+        for (i, board_report, sizer) in to_drive {
             let report = &reports[i];
             s.spawn(move |_| {
-                let r = board_thread(ctx, device, path, sizer);
+                let r = board_thread(ctx, board_report, path, sizer);
                 *report.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
             });
         }
@@ -659,14 +671,14 @@ fn threads<B: BoardPath>(
         // waits no longer: the scope waits for the board threads before it passes a
         // panic on.
         let _done = CpuDone(&ctx.cpu_progress);
-        if cpus {
-            match cpu_loop(ctx, cpu_sizer()) {
+        if let Some((report, sizer)) = cpu {
+            match cpu_loop(ctx, report, sizer) {
                 Ok(r) => devices.push(r),
                 Err(e) => first_error = Some(e),
             }
         }
     });
-    for (&device, report) in boards.iter().zip(reports) {
+    for (&device, report) in devices_in_order.iter().zip(reports) {
         // A board thread that panicked has been passed on by the scope.
         match report.into_inner().unwrap_or_else(|e| e.into_inner()) {
             Some(Ok(r)) => devices.push(r),
@@ -691,12 +703,8 @@ fn threads<B: BoardPath>(
 /// of the CPU path (`BoardSizer::stops_on_estimate`), retired, or `None` if it
 /// takes part: its driver never stages a chunk on it, and on the wall clock no
 /// thread runs for it.
-fn stopped_before_the_loop(
-    ctx: &Ctx<'_>,
-    device: Device,
-    sizer: &BoardSizer,
-) -> Option<DeviceReport> {
-    if !sizer.stops_on_estimate(ctx.pool.len()) {
+fn stopped_before_the_loop(n: u64, device: Device, sizer: &BoardSizer) -> Option<DeviceReport> {
+    if !sizer.stops_on_estimate(n) {
         return None;
     }
     let mut report = DeviceReport::new(device);
@@ -712,10 +720,7 @@ fn retire_stopped(sizer: &BoardSizer, report: &mut DeviceReport) {
 }
 
 /// This PE's CPU until the pool is empty.
-fn cpu_loop(ctx: &Ctx<'_>, mut sizer: CpuSizer) -> Result<DeviceReport> {
-    let mut report = DeviceReport::new(Device::Cpu {
-        pe: ctx.shmem.my_pe(),
-    });
+fn cpu_loop(ctx: &Ctx<'_>, mut report: DeviceReport, mut sizer: CpuSizer) -> Result<DeviceReport> {
     let mut own = PerItem::default();
     loop {
         let asked_s = ctx.now_s();
@@ -768,12 +773,11 @@ fn board_of(device: Device) -> u32 {
 /// One board on its own thread (wall clock).
 fn board_thread<B: BoardPath>(
     ctx: &Ctx<'_>,
-    device: Device,
+    mut report: DeviceReport,
     path: &B,
     mut sizer: BoardSizer,
 ) -> Result<DeviceReport> {
-    let board = board_of(device);
-    let mut report = DeviceReport::new(device);
+    let board = board_of(report.device);
     loop {
         // Read before what the CPU loop published (`progress`: why no wake-up is lost).
         let seen = ctx.cpu_progress.seen();
@@ -846,7 +850,8 @@ struct InFlight {
     staged_s: f64,
 }
 
-/// One board under the one-thread driver.
+/// One board a PE drives, made before the loop (`prepare_adaptive`); the
+/// one-thread driver keeps its chunk in flight in it.
 struct Slot {
     report: DeviceReport,
     sizer: BoardSizer,
@@ -858,34 +863,10 @@ struct Slot {
 /// The virtual-clock driver: this thread drives the boards and runs CPU chunks.
 fn one_thread<B: BoardPath>(
     ctx: &Ctx<'_>,
-    cpus: bool,
-    boards: &[Device],
+    mut cpu: Option<(DeviceReport, CpuSizer)>,
+    mut slots: Vec<Slot>,
     path: &B,
-    board_sizer: impl Fn(u32) -> BoardSizer,
-    cpu_sizer: impl Fn() -> CpuSizer,
 ) -> Result<Vec<DeviceReport>> {
-    let mut slots: Vec<Slot> = boards
-        .iter()
-        .map(|&device| {
-            let sizer = board_sizer(board_of(device));
-            let stopped = stopped_before_the_loop(ctx, device, &sizer);
-            Slot {
-                retired: stopped.is_some(),
-                report: stopped.unwrap_or_else(|| DeviceReport::new(device)),
-                sizer,
-                board: board_of(device),
-                flight: None,
-            }
-        })
-        .collect();
-    let mut cpu = cpus.then(|| {
-        (
-            DeviceReport::new(Device::Cpu {
-                pe: ctx.shmem.my_pe(),
-            }),
-            cpu_sizer(),
-        )
-    });
     // The CPU path's own time, for the boards' sizers: a trained start's (the first
     // piece of a loop pays first-use costs: the FFT's first row after a corner turn
     // took 15-28 us where the trained time was 3, so that the CPU ran no second row
