@@ -18,6 +18,19 @@ pub trait BoardPath: Sync {
     /// After the kernel's DONE: takes the chunk's results where the application wants
     /// them.
     fn finish(&self, board: u32, range: Range<u64>) -> std::result::Result<(), String>;
+    /// Whether `start` may be called for a chunk of a board while another chunk of
+    /// that board is in flight (started, not yet through `finish`): the path stages
+    /// each chunk at a place of the board's memory of its own, so a chunk's inputs
+    /// never overwrite the results of one not yet fetched. Default: no.
+    ///
+    /// With it, the virtual clock's one-thread driver starts a board that trains
+    /// alone on its node right behind its small sample with its large one: the
+    /// board's kernels run one after the other, and the large sample's staging and
+    /// the driver's work around the small one's DONE no longer keep the board idle
+    /// between them.
+    fn keeps_chunks_apart(&self) -> bool {
+        false
+    }
 }
 
 /// The [`BoardPath`] of a loop that runs on CPUs only (with `Options::boards` false,

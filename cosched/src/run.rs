@@ -277,6 +277,7 @@ pub(crate) fn prepare_adaptive(
                 sizer,
                 board,
                 flight: None,
+                queued: None,
             }
         })
         .collect();
@@ -851,12 +852,17 @@ struct InFlight {
 }
 
 /// One board a PE drives, made before the loop (`prepare_adaptive`); the
-/// one-thread driver keeps its chunk in flight in it.
+/// one-thread driver keeps its chunks in flight in it.
 struct Slot {
     report: DeviceReport,
     sizer: BoardSizer,
     board: u32,
+    /// The chunk whose DONE comes next.
     flight: Option<InFlight>,
+    /// A chunk started behind `flight` on the same board (a lone board's large
+    /// training sample: `BoardSizer::queued_sample`). Never set without `flight`:
+    /// it becomes `flight` when that one completes, and fails over with it.
+    queued: Option<InFlight>,
     retired: bool,
 }
 
@@ -1078,8 +1084,13 @@ fn serve_boards<B: BoardPath>(
 ) -> Result<()> {
     let now = ctx.shmem.now();
     for slot in slots.iter_mut() {
-        let due = slot.flight.as_ref().and_then(|f| f.run.done_at());
-        if due.is_some_and(|t| t <= now) {
+        // A queued chunk's DONE may have passed too.
+        while slot
+            .flight
+            .as_ref()
+            .and_then(|f| f.run.done_at())
+            .is_some_and(|t| t <= now)
+        {
             complete(ctx, path, slot)?;
         }
     }
@@ -1108,19 +1119,77 @@ fn serve_boards<B: BoardPath>(
             break;
         };
         slot.sizer.took(chunk.left);
-        let start_s = ctx.now_s();
-        match path.start(slot.board, chunk.range.clone()) {
-            Ok(run) => {
-                slot.flight = Some(InFlight {
-                    run,
-                    range: chunk.range,
-                    asked_s,
-                    start_s,
-                    staged_s: ctx.now_s() - start_s,
-                })
-            }
+        match start_chunk(ctx, path, slot.board, chunk.range.clone(), asked_s) {
+            Ok(flight) => slot.flight = Some(flight),
             Err(why) => {
                 slot.sizer.abandoned();
+                slot.sizer.retire();
+                slot.report.failed = Some(ctx.failover(slot.board, chunk.range, why)?);
+                slot.retired = true;
+            }
+        }
+    }
+    if path.keeps_chunks_apart() {
+        queue_samples(ctx, path, slots, may_take)?;
+    }
+    Ok(())
+}
+
+/// Stages chunk `range` (asked for at `asked_s`) on `board` and starts its kernel:
+/// the chunk in flight, or why the board path failed.
+fn start_chunk<B: BoardPath>(
+    ctx: &Ctx<'_>,
+    path: &B,
+    board: u32,
+    range: Range<u64>,
+    asked_s: f64,
+) -> std::result::Result<InFlight, String> {
+    let start_s = ctx.now_s();
+    let run = path.start(board, range.clone())?;
+    Ok(InFlight {
+        run,
+        range,
+        asked_s,
+        start_s,
+        staged_s: ctx.now_s() - start_s,
+    })
+}
+
+/// Starts a lone board's large training sample right behind its small one in
+/// flight (`BoardSizer::queued_sample`), for a board path that keeps chunks apart.
+///
+/// Why it is sound: the two chunks are disjoint takes of the pool and the path
+/// stages them at places of their own (`BoardPath::keeps_chunks_apart`); the board
+/// runs its kernels one after the other (the virtual clock's kernel unit), so the
+/// queued one's DONE comes after the first's, and `complete` finishes them in that
+/// order. If the queued one cannot start, it fails over at once and the board
+/// retires (its first chunk still completes); if the first one fails, the queued
+/// one fails over with it, its results never fetched. No chunk is lost or run twice.
+fn queue_samples<B: BoardPath>(
+    ctx: &Ctx<'_>,
+    path: &B,
+    slots: &mut [Slot],
+    may_take: &mut bool,
+) -> Result<()> {
+    for slot in slots.iter_mut() {
+        if !*may_take || slot.retired || slot.flight.is_none() || slot.queued.is_some() {
+            continue;
+        }
+        let Some(size) = slot.sizer.queued_sample() else {
+            continue;
+        };
+        let asked_s = ctx.now_s();
+        let Some(chunk) = ctx.pool.take(ctx.shmem, size)? else {
+            // The pool's end: no board takes again (each taker stops at its first
+            // empty take).
+            *may_take = false;
+            break;
+        };
+        slot.sizer.took_queued(chunk.left);
+        match start_chunk(ctx, path, slot.board, chunk.range.clone(), asked_s) {
+            Ok(flight) => slot.queued = Some(flight),
+            Err(why) => {
+                slot.sizer.abandoned_queued();
                 slot.sizer.retire();
                 slot.report.failed = Some(ctx.failover(slot.board, chunk.range, why)?);
                 slot.retired = true;
@@ -1228,7 +1297,14 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
     if let Err(why) = ran {
         slot.sizer.abandoned();
         slot.sizer.retire();
-        slot.report.failed = Some(ctx.failover(slot.board, f.range, why)?);
+        let mut failed = ctx.failover(slot.board, f.range, why.clone())?;
+        if let Some(q) = slot.queued.take() {
+            // Queued behind the failed chunk: its results are not fetched.
+            slot.sizer.abandoned();
+            let why = format!("queued behind a chunk that failed ({why})");
+            failed = format!("{failed}; {}", ctx.failover(slot.board, q.range, why)?);
+        }
+        slot.report.failed = Some(failed);
         slot.retired = true;
         return Ok(());
     }
@@ -1260,6 +1336,17 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
     // the wait for DONE).
     slot.sizer
         .cost_driver(items, f.staged_s + (now_s - fetch_from), f.staged_s);
+    if let Some(mut q) = slot.queued.take() {
+        // Its kernel started at this one's DONE, or when its own staging ended if
+        // that was later: its time is taken from its staging as if that had begun
+        // right before (what it would have taken started alone), so that the
+        // sizer's line and the report's kernel step are the kernel's own. Its span
+        // then overlaps this one's end (this fetch ran while its kernel did).
+        let staged_end_s = q.start_s + q.staged_s;
+        let kernel_from_s = done_s.unwrap_or(fetch_from).max(staged_end_s);
+        q.start_s = kernel_from_s - q.staged_s;
+        slot.flight = Some(q);
+    }
     Ok(())
 }
 

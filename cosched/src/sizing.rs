@@ -144,8 +144,13 @@ pub(crate) struct BoardSizer {
     transfers: Option<Transfers>,
     /// Whether its last take was sized by the model (after training).
     production: bool,
-    /// Whether its chunk in flight is a training sample, and of the small size.
+    /// Whether its chunk in flight is a training sample, and of the small size (the
+    /// earlier of two in flight: `queued`).
     in_training: Option<bool>,
+    /// Whether its large training sample was taken behind the small one, still in
+    /// flight ([`BoardSizer::queued_sample`]); it is `in_training` once the small
+    /// one is done.
+    queued: bool,
     /// The sample size its last `want` asked for (`true`: the small one).
     sample_asked: Cell<Option<bool>>,
     /// Whether one thread drives this node's boards (and its CPU).
@@ -230,6 +235,7 @@ impl BoardSizer {
             transfers: None,
             production: false,
             in_training: None,
+            queued: false,
             sample_asked: Cell::new(None),
             one_thread,
             waiting: Cell::new(false),
@@ -689,19 +695,69 @@ impl BoardSizer {
 
     /// The pool's answer to a take: what is left after it.
     pub(crate) fn took(&mut self, left: u64) {
-        self.taken += 1;
-        self.left = left;
-        self.cpu_taken_at_take = self.node_now.as_ref().map_or(0, |n| n.cpu_taken);
+        self.count_take(left);
         self.production = self.model().is_some();
         self.in_training = match self.sample_asked.take() {
             Some(small) if !self.production => Some(small),
             _ => None,
         };
         if let Some(small) = self.in_training {
-            let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
-            training.sampling[usize::from(!small)] += 1;
-            training.sampled_items += self.sample_size(small);
+            self.count_sample(small);
         }
+    }
+
+    /// The large training sample to start right behind the small one in flight
+    /// (the one-thread driver does, for a [`BoardPath`](crate::BoardPath) that keeps
+    /// chunks apart): its size, if this board trains alone on its node (its small
+    /// sample is in flight and the node has taken no large one), the large sample
+    /// is needed whatever the small one gives (no transfers priced: with them the
+    /// small one alone may give the model), and the two sizes differ. `None`
+    /// otherwise, and once one is queued.
+    ///
+    /// Why: a lone board's samples otherwise run one after the other with the
+    /// driver's work between them (the small one's DONE served, its results
+    /// fetched, the next take sized, the large one staged), 5-10 us of an idle
+    /// board in the 2D FFT's row pass on native, whose whole pass is 130 us.
+    pub(crate) fn queued_sample(&self) -> Option<u64> {
+        let (small, large) = (self.sample_size(true), self.sample_size(false));
+        if !self.one_thread
+            || self.queued
+            || self.in_training != Some(true)
+            || self.transfers.is_some()
+            || large <= small
+        {
+            return None;
+        }
+        let training = self.training.lock().unwrap_or_else(|e| e.into_inner());
+        (training.sampling == [1, 0] && training.kernel.fit.is_none()).then_some(large)
+    }
+
+    /// The pool's answer to the take of the queued large sample
+    /// ([`BoardSizer::queued_sample`]): what is left after it.
+    pub(crate) fn took_queued(&mut self, left: u64) {
+        self.count_take(left);
+        self.queued = true;
+        self.count_sample(false);
+    }
+
+    /// A take's bookkeeping: `left` after it.
+    fn count_take(&mut self, left: u64) {
+        self.taken += 1;
+        self.left = left;
+        self.cpu_taken_at_take = self.node_now.as_ref().map_or(0, |n| n.cpu_taken);
+    }
+
+    /// The node has a training sample more in flight (`small`: of the small size).
+    fn count_sample(&self, small: bool) {
+        let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
+        training.sampling[usize::from(!small)] += 1;
+        training.sampled_items += self.sample_size(small);
+    }
+
+    /// The chunk in flight is over (done or abandoned): the queued one, if any, is
+    /// the one in flight now.
+    fn next_in_flight(&mut self) {
+        self.in_training = std::mem::take(&mut self.queued).then_some(false);
     }
 
     /// The size of a training chunk (`small`: of the small sample).
@@ -714,16 +770,31 @@ impl BoardSizer {
         size.min(self.max)
     }
 
-    /// The chunk taken last failed (it ran on the CPU path): if it was a training
-    /// sample, the node still needs one.
+    /// The chunk in flight failed (it ran on the CPU path): if it was a training
+    /// sample, the node still needs one. A queued chunk is then the one in flight
+    /// (abandon it too if it fails over with it).
     pub(crate) fn abandoned(&mut self) {
-        if let Some(small) = self.in_training.take() {
-            let size = self.sample_size(small);
-            let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
-            let out = &mut training.sampling[usize::from(!small)];
-            *out = out.saturating_sub(1);
-            training.sampled_items = training.sampled_items.saturating_sub(size);
+        if let Some(small) = self.in_training {
+            self.uncount_sample(small);
         }
+        self.next_in_flight();
+    }
+
+    /// The queued large sample could not start (it ran on the CPU path): the node
+    /// still needs one.
+    pub(crate) fn abandoned_queued(&mut self) {
+        if std::mem::take(&mut self.queued) {
+            self.uncount_sample(false);
+        }
+    }
+
+    /// The node has a training sample of `small` size fewer in flight.
+    fn uncount_sample(&self, small: bool) {
+        let size = self.sample_size(small);
+        let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
+        let out = &mut training.sampling[usize::from(!small)];
+        *out = out.saturating_sub(1);
+        training.sampled_items = training.sampled_items.saturating_sub(size);
     }
 
     /// Whether the last `want` said to wait for the node's model (a one-thread
@@ -743,9 +814,11 @@ impl BoardSizer {
         self.in_training.is_some()
     }
 
-    /// A chunk of `items` took `seconds` (from staging to results).
+    /// A chunk of `items` took `seconds` (from staging to results; for a chunk
+    /// queued behind another, from its staging as if it had begun right before its
+    /// kernel could start). Chunks in flight are done in the order they were taken.
     pub(crate) fn done(&mut self, items: u64, seconds: f64) {
-        self.in_training = None;
+        self.next_in_flight();
         let sample = Sample { items, seconds };
         let mut training = self.training.lock().unwrap_or_else(|e| e.into_inner());
         match training.kernel.fit {
@@ -1159,6 +1232,100 @@ mod tests {
         s.done(400, seconds(400));
         s.cost_driver(400, 1e-4 + 400.0 * 1e-6, 1e-4 + 400.0 * 1e-6);
         s
+    }
+
+    #[test]
+    fn a_lone_board_on_one_thread_queues_its_large_sample_behind_the_small_one() {
+        let training = SharedTraining::default();
+        let mut s = one_driver(0, 1, (100, 400), 100_000, &training);
+        // Nothing to queue before the small sample is in flight.
+        assert_eq!(s.queued_sample(), None);
+        assert_eq!(s.want(0.0, None, 0), Some(100));
+        s.took(99_900);
+        assert_eq!(s.queued_sample(), Some(400));
+        s.took_queued(99_500);
+        // One queued at a time, and the node counts both samples.
+        assert_eq!(s.queued_sample(), None);
+        assert_eq!(training.lock().unwrap().sampling, [1, 1]);
+        assert_eq!(training.lock().unwrap().sampled_items, 500);
+        // Done in order: the small one, then the queued large one, which is then the
+        // sample in flight.
+        s.done(100, seconds(100));
+        assert!(s.in_sample());
+        assert!(training.lock().unwrap().kernel.fit.is_none());
+        s.done(400, seconds(400));
+        assert!(!s.in_sample());
+        let model = training.lock().unwrap().kernel.fit.unwrap().1;
+        assert!((model.latency_s - 2e-3).abs() < 1e-12 && (model.item_s - 1e-5).abs() < 1e-15);
+        // Trained: nothing more is queued.
+        assert_eq!(s.want(0.0, None, 100_000 - 99_500), Some(3800));
+        s.took(90_000);
+        assert_eq!(s.queued_sample(), None);
+    }
+
+    #[test]
+    fn only_a_lone_board_whose_large_sample_is_needed_queues_it() {
+        // Two boards of a node on one thread: the second takes the large sample.
+        let training = SharedTraining::default();
+        let (mut a, mut b) = (
+            one_driver(0, 2, (100, 400), 100_000, &training),
+            one_driver(1, 2, (100, 400), 100_000, &training),
+        );
+        assert_eq!(a.want(0.0, None, 0), Some(100));
+        a.took(99_900);
+        assert_eq!(b.want(0.0, None, 100), Some(400));
+        b.took(99_500);
+        assert_eq!(a.queued_sample(), None);
+        // A board on a thread of its own does not queue.
+        let mut own = board(0, 1, 0, &SharedTraining::default());
+        assert_eq!(own.want(0.0, None, 0), Some(100));
+        own.took(999_900);
+        assert_eq!(own.queued_sample(), None);
+        // With its transfers priced the small sample alone may give the model.
+        let mut priced = priced_board(true, 0, 100_000, Some(priced((1000, 5e-3), (1e-3, 5e-3))));
+        assert_eq!(priced.want(0.0, None, 0), Some(100));
+        priced.took(99_900);
+        assert_eq!(priced.queued_sample(), None);
+        // Samples of one size (buffers that hold no more than the small one).
+        let mut one_size = BoardSizer::new(
+            (100, 400),
+            rho95(),
+            (0, 1, 0),
+            true,
+            100,
+            100_000,
+            SharedTraining::default(),
+        );
+        assert_eq!(one_size.want(0.0, None, 0), Some(100));
+        one_size.took(99_900);
+        assert_eq!(one_size.queued_sample(), None);
+    }
+
+    #[test]
+    fn samples_that_fail_over_are_given_back_to_the_node() {
+        // The queued sample could not start: the node needs a large sample again.
+        let training = SharedTraining::default();
+        let mut s = one_driver(0, 1, (100, 400), 100_000, &training);
+        assert_eq!(s.want(0.0, None, 0), Some(100));
+        s.took(99_900);
+        s.took_queued(99_500);
+        s.abandoned_queued();
+        assert_eq!(training.lock().unwrap().sampling, [1, 0]);
+        assert_eq!(training.lock().unwrap().sampled_items, 100);
+        assert!(s.in_sample());
+        // The small one fails, and the queued one with it: both given back.
+        let training = SharedTraining::default();
+        let mut s = one_driver(0, 1, (100, 400), 100_000, &training);
+        assert_eq!(s.want(0.0, None, 0), Some(100));
+        s.took(99_900);
+        s.took_queued(99_500);
+        s.abandoned();
+        assert!(s.in_sample());
+        assert_eq!(training.lock().unwrap().sampling, [0, 1]);
+        s.abandoned();
+        assert!(!s.in_sample());
+        assert_eq!(training.lock().unwrap().sampling, [0, 0]);
+        assert_eq!(training.lock().unwrap().sampled_items, 0);
     }
 
     #[test]

@@ -105,6 +105,44 @@ fn a_lone_board_trains_on_two_samples_in_turn_and_an_estimate_puts_the_cpu_besid
     cpu_first_chunks_checked("1", "20000");
 }
 
+#[test]
+fn a_lone_board_queues_its_large_sample_and_a_failure_of_either_loses_no_chunk() {
+    // 1 board per node, virtual clock: the large sample starts behind the small one
+    // (checked by every PE that drives a board). PE 0's board then fails the queued
+    // sample's start, or the small one's fetch (the queued one fails over with it):
+    // retired, both chunks rerun on the CPU path, every iteration once.
+    let env = [("SHMEMPLUS_FPGAS", "1"), ("SHMEMPLUS_CLOCK", "virtual")];
+    let r = run_with(PE, 2, Some(1), &["cosched", "20000"], &env);
+    all_ok(&r);
+    every_pe_says(&r, "the large sample queued behind the small one");
+    let r = run_with(PE, 2, Some(1), &["cosched", "20000", "fail-queued"], &env);
+    all_ok(&r);
+    // The small sample completed; the large one ran on the CPU path.
+    let out = &r.stdout[0];
+    assert!(
+        out.contains("node 0 board 0 (PE 0): 1 chunks, 100 iterations")
+            && out.contains("node 0 board 0 (PE 0) retired: failed on iterations"),
+        "{}",
+        dump(&r)
+    );
+    let r = run_with(
+        PE,
+        2,
+        Some(1),
+        &["cosched", "20000", "fail-first-finish"],
+        &env,
+    );
+    all_ok(&r);
+    let out = &r.stdout[0];
+    assert!(
+        out.contains("node 0 board 0 (PE 0): 0 chunks, 0 iterations")
+            && out.contains("node 0 board 0 (PE 0) retired: failed on iterations")
+            && out.contains("(queued behind a chunk that failed (the results could not be read"),
+        "{}",
+        dump(&r)
+    );
+}
+
 /// A `cosched` job of `n` iterations on 2 PEs, one per node, with `fpgas` boards per
 /// node on the virtual clock: every PE checked its CPU's first chunk against the
 /// boards' samples without an estimate of its iteration and with one.

@@ -289,6 +289,7 @@ fn fastfit_rows(
         dest,
         on_boards,
         n,
+        apart: on_boards.iter().all(|b| b.count >= r),
     };
     let capacity = on_boards.iter().map(|b| b.count).min().unwrap_or(0);
     let options = shmemplus_cosched::Options {
@@ -549,9 +550,22 @@ struct FastfitBoards<'a> {
     dest: &'a SymVec<Complex32>,
     on_boards: &'a [BoardRows],
     n: usize,
+    /// Whether every board's object holds all of this PE's rows: then a chunk is
+    /// staged at its rows' place (`BoardPath::keeps_chunks_apart`), else at the
+    /// object's start.
+    apart: bool,
 }
 
 impl FastfitBoards<'_> {
+    /// Where a chunk of rows `range` lies in a board's object (elements).
+    fn staged_at(&self, range: &std::ops::Range<u64>) -> Result<usize, String> {
+        if self.apart {
+            row_offset(self.n, range)
+        } else {
+            Ok(0)
+        }
+    }
+
     fn slot(&self, board: u32) -> Result<&BoardRows, String> {
         self.on_boards
             .iter()
@@ -568,11 +582,17 @@ impl shmemplus_cosched::BoardPath for FastfitBoards<'_> {
     ) -> Result<shmemplus::BoardRun, String> {
         let slot = self.slot(board)?;
         let rows = row_range(self.src, self.n, &range)?;
+        // The put checks that the rows fit in the object.
+        let at = self.staged_at(&range)?;
         let e = |e: shmemplus::Error| e.to_string();
         self.shmem
-            .put(&slot.obj, 0, rows, self.shmem.my_pe())
+            .put(&slot.obj, at, rows, self.shmem.my_pe())
             .map_err(e)?;
-        let args = [slot.obj.heap_offset() as u64, range.end - range.start];
+        let at_bytes = at
+            .checked_mul(size_of::<Complex32>())
+            .and_then(|b| b.checked_add(slot.obj.heap_offset()))
+            .ok_or_else(|| format!("rows {range:?} lie past the board's memory"))?;
+        let args = [at_bytes as u64, range.end - range.start];
         self.shmem
             .kernel_start(board, kernel::KERNEL, &args)
             .map_err(e)
@@ -587,12 +607,16 @@ impl shmemplus_cosched::BoardPath for FastfitBoards<'_> {
                 self.dest,
                 row_offset(self.n, &range)?,
                 &slot.obj,
-                0,
+                self.staged_at(&range)?,
                 count,
                 self.shmem.my_pe(),
             )
             .map_err(e)?;
         self.shmem.quiet().map_err(e)
+    }
+
+    fn keeps_chunks_apart(&self) -> bool {
+        self.apart
     }
 }
 

@@ -88,6 +88,7 @@ struct Boards<'a> {
     marks: &'a Marks,
     fail: Fail,
     starts: AtomicU32,
+    finishes: AtomicU32,
     /// With `priced`: each board's objects for a chunk's inputs and results.
     staged: Vec<(SymVec<u8>, SymVec<u8>)>,
     /// Bytes into the board per iteration.
@@ -141,6 +142,14 @@ pub(crate) enum Fail {
     One,
     /// Every board, on its first chunk (the loop then runs on the CPUs only).
     All,
+    /// Board 0 of PE 0, on its second start: with one board per node on the
+    /// virtual clock, its large training sample queued behind the small one
+    /// (`BoardPath::keeps_chunks_apart`).
+    Queued,
+    /// Board 0 of PE 0, in its first `finish`: with one board per node on the
+    /// virtual clock, its large sample is queued behind that chunk and must fail
+    /// over with it.
+    FirstFinish,
     /// No board: the CPU path panics in its first call (the job must end, not hang:
     /// a board may be waiting for the CPU's typical time).
     CpuPanics,
@@ -149,9 +158,14 @@ pub(crate) enum Fail {
 impl BoardPath for Boards<'_> {
     fn start(&self, board: u32, range: Range<u64>) -> Result<BoardRun, String> {
         let fails = match self.fail {
-            Fail::Nothing | Fail::CpuPanics => false,
+            Fail::Nothing | Fail::CpuPanics | Fail::FirstFinish => false,
             Fail::One => {
                 board == 1
+                    && self.shmem.my_pe() == 0
+                    && self.starts.fetch_add(1, Ordering::Relaxed) == 1
+            }
+            Fail::Queued => {
+                board == 0
                     && self.shmem.my_pe() == 0
                     && self.starts.fetch_add(1, Ordering::Relaxed) == 1
             }
@@ -179,6 +193,13 @@ impl BoardPath for Boards<'_> {
     }
 
     fn finish(&self, board: u32, range: Range<u64>) -> Result<(), String> {
+        if self.fail == Fail::FirstFinish
+            && board == 0
+            && self.shmem.my_pe() == 0
+            && self.finishes.fetch_add(1, Ordering::Relaxed) == 0
+        {
+            return Err("the results could not be read (injected)".into());
+        }
         if let Some((_, results)) = self.staged.get(board as usize).filter(|_| !self.background) {
             let mut data = vec![0u8; Self::bytes(range.end - range.start, OUT_BYTES)?];
             self.shmem
@@ -187,6 +208,12 @@ impl BoardPath for Boards<'_> {
         }
         self.marks.mark(range);
         Ok(())
+    }
+
+    /// Unpriced, a chunk puts nothing into the board; priced, every chunk stages at
+    /// the start of the same objects.
+    fn keeps_chunks_apart(&self) -> bool {
+        self.staged.is_empty()
     }
 }
 
@@ -260,6 +287,7 @@ pub(crate) fn cosched(
         marks: &marks,
         fail,
         starts: AtomicU32::new(0),
+        finishes: AtomicU32::new(0),
         staged,
         in_bytes,
         inputs,
@@ -375,6 +403,7 @@ pub(crate) fn cosched(
     let want_failed = match fail {
         Fail::Nothing | Fail::CpuPanics => 0,
         Fail::One => usize::from(me == 0 && shmem.fpgas() > 1),
+        Fail::Queued | Fail::FirstFinish => usize::from(me == 0 && shmem.fpgas() > 0),
         Fail::All => usize::from(drives_boards) * shmem.fpgas() as usize,
     };
     let boards_driven = report
@@ -405,6 +434,9 @@ pub(crate) fn cosched(
     if fail == Fail::Nothing && !priced {
         if exact && drives_boards && shmem.fpgas() > 0 {
             cpu_starts_after_the_samples(&report, (100, 1000))?;
+        }
+        if exact && drives_boards && shmem.fpgas() == 1 {
+            large_sample_queued(&report, (100, 1000))?;
         }
         trained_again(shmem, n, &options, &report, drives_boards)?;
         if exact && shmem.fpgas() > 0 {
@@ -598,6 +630,45 @@ fn cpu_starts_after_the_samples(
     }
 }
 
+/// On one driver thread a lone board (a path that keeps chunks apart) took its large
+/// sample before its small one's DONE, and that kernel started at that DONE: no idle
+/// board between them.
+fn large_sample_queued(
+    report: &shmemplus_cosched::Report,
+    samples: (u64, u64),
+) -> Result<(), String> {
+    let board = report
+        .devices
+        .iter()
+        .find(|d| matches!(d.device, Device::Board { .. }))
+        .ok_or("no board in the report")?;
+    let steps = |i: usize| {
+        board
+            .spans
+            .get(i)
+            .filter(|s| s.items == [samples.0, samples.1][i])
+            .and_then(|s| s.steps.map(|st| (st.asked_s, st.board)))
+    };
+    let (Some((_, Some(small))), Some((large_asked, Some(large)))) = (steps(0), steps(1)) else {
+        return Err(format!(
+            "{}: its first chunks are not the samples: {:?}",
+            board.device, board.spans
+        ));
+    };
+    if large_asked > small.done_s || (large.staged_s - small.done_s).abs() > 1e-9 {
+        return Err(format!(
+            "{}: the large sample was asked for at {:.6} s and its kernel started at {:.6} s,              the small one's DONE at {:.6} s",
+            board.device, large_asked, large.staged_s, small.done_s
+        ));
+    }
+    println!(
+        "PE {}: the large sample queued behind the small one, its kernel at the small one's DONE ({:.3} ms)",
+        report.pe,
+        small.done_s * 1e3
+    );
+    Ok(())
+}
+
 /// With the inputs staged in the background (`Priced::Background`, virtual clock):
 /// every board of the node began with a sample of one size, taken before any board's
 /// production chunk (none waited for another's model), and the CPU's first chunk
@@ -766,6 +837,7 @@ fn loop_again(
         marks: &marks,
         fail,
         starts: AtomicU32::new(0),
+        finishes: AtomicU32::new(0),
         staged: Vec::new(),
         in_bytes: 0,
         inputs: Vec::new(),

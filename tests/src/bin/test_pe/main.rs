@@ -122,6 +122,8 @@ fn main() -> ExitCode {
                 let fail = match args.get(2).map(String::as_str) {
                     Some("fail") => cosched::Fail::One,
                     Some("fail-all") => cosched::Fail::All,
+                    Some("fail-queued") => cosched::Fail::Queued,
+                    Some("fail-first-finish") => cosched::Fail::FirstFinish,
                     Some("cpu-panics") => cosched::Fail::CpuPanics,
                     _ => cosched::Fail::Nothing,
                 };
