@@ -19,7 +19,9 @@
 //!   whose DONE instant (`BoardRun::done_at`) has passed and restarts them; when its
 //!   CPU has nothing left it waits for the earliest DONE. A board thus waits at most
 //!   one piece (about `Options::cpu_chunk_s / 8`) to be served, and its chunk choice
-//!   counts that wait (see `sizing`).
+//!   counts that wait (see `sizing`). A board that trains alone on its node, driven
+//!   through a path that keeps chunks apart (`BoardPath::keeps_chunks_apart`), has
+//!   its large sample started right behind its small one (`queue_samples`).
 //! - **Failover**: a board whose `start`, kernel or `finish` fails is retired and its
 //!   chunk is run at once by the CPU path on the same PE; only if that fails too does
 //!   the loop fail, naming the board. When every PE's devices have stopped, every PE
