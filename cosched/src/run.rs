@@ -277,7 +277,6 @@ pub(crate) fn prepare_adaptive(
                 retired: stopped.is_some(),
                 report: stopped.unwrap_or_else(|| DeviceReport::with_room(device, SPANS_RESERVED)),
                 sizer,
-                board,
                 flight: None,
                 queued: None,
             }
@@ -858,7 +857,6 @@ struct InFlight {
 struct Slot {
     report: DeviceReport,
     sizer: BoardSizer,
-    board: u32,
     /// The chunk whose DONE comes next.
     flight: Option<InFlight>,
     /// A chunk started behind `flight` on the same board (a lone board's large
@@ -866,6 +864,22 @@ struct Slot {
     /// it becomes `flight` when that one completes, and fails over with it.
     queued: Option<InFlight>,
     retired: bool,
+}
+
+impl Slot {
+    /// The board's number on its node.
+    fn board(&self) -> u32 {
+        board_of(self.report.device)
+    }
+
+    /// The board failed on chunk `range` (`why`): reruns it on the CPU path and
+    /// retires the board (its sizer has given the chunk back already).
+    fn retire_failed(&mut self, ctx: &Ctx<'_>, range: Range<u64>, why: String) -> Result<()> {
+        self.sizer.retire();
+        self.report.failed = Some(ctx.failover(self.board(), range, why)?);
+        self.retired = true;
+        Ok(())
+    }
 }
 
 /// The virtual-clock driver: this thread drives the boards and runs CPU chunks.
@@ -1121,13 +1135,11 @@ fn serve_boards<B: BoardPath>(
             break;
         };
         slot.sizer.took(chunk.left);
-        match start_chunk(ctx, path, slot.board, chunk.range.clone(), asked_s) {
+        match start_chunk(ctx, path, slot.board(), chunk.range.clone(), asked_s) {
             Ok(flight) => slot.flight = Some(flight),
             Err(why) => {
                 slot.sizer.abandoned();
-                slot.sizer.retire();
-                slot.report.failed = Some(ctx.failover(slot.board, chunk.range, why)?);
-                slot.retired = true;
+                slot.retire_failed(ctx, chunk.range, why)?;
             }
         }
     }
@@ -1188,13 +1200,11 @@ fn queue_samples<B: BoardPath>(
             break;
         };
         slot.sizer.took_queued(chunk.left);
-        match start_chunk(ctx, path, slot.board, chunk.range.clone(), asked_s) {
+        match start_chunk(ctx, path, slot.board(), chunk.range.clone(), asked_s) {
             Ok(flight) => slot.queued = Some(flight),
             Err(why) => {
                 slot.sizer.abandoned_queued();
-                slot.sizer.retire();
-                slot.report.failed = Some(ctx.failover(slot.board, chunk.range, why)?);
-                slot.retired = true;
+                slot.retire_failed(ctx, chunk.range, why)?;
             }
         }
     }
@@ -1294,20 +1304,21 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
     let mut fetch_from = finish_from;
     let ran = f.run.wait().map_err(|e| e.to_string()).and_then(|_| {
         fetch_from = ctx.now_s();
-        path.finish(slot.board, f.range.clone())
+        path.finish(slot.board(), f.range.clone())
     });
     if let Err(why) = ran {
         slot.sizer.abandoned();
-        slot.sizer.retire();
-        let mut failed = ctx.failover(slot.board, f.range, why.clone())?;
+        slot.retire_failed(ctx, f.range, why.clone())?;
         if let Some(q) = slot.queued.take() {
             // Queued behind the failed chunk: its results are not fetched.
             slot.sizer.abandoned();
             let why = format!("queued behind a chunk that failed ({why})");
-            failed = format!("{failed}; {}", ctx.failover(slot.board, q.range, why)?);
+            let also = ctx.failover(slot.board(), q.range, why)?;
+            if let Some(failed) = &mut slot.report.failed {
+                failed.push_str("; ");
+                failed.push_str(&also);
+            }
         }
-        slot.report.failed = Some(failed);
-        slot.retired = true;
         return Ok(());
     }
     let now_s = ctx.now_s();
