@@ -282,11 +282,14 @@ impl Driver<'_> {
 /// round's chunks.
 ///
 /// The round's own work is kept out of its way: between the first staging and the
-/// last fetch the driver only starts, waits, fetches and reads the clock; the
-/// report, the spans and the refined lines are made after the last fetch. (Each
-/// fetch streams a chunk's results through the caches, and the bookkeeping's code
-/// and data came back from memory after each, 2-3 us a board in the 2D FFT's
-/// column pass.)
+/// last fetch the driver only starts, runs the CPU's chunk, waits, fetches and reads
+/// the clock; the refined lines and the boards' spans are made after the last fetch.
+/// (Each fetch streams a chunk's results through the caches, and the bookkeeping's
+/// code and data came back from memory after each, 2-3 us a board in the 2D FFT's
+/// column pass.) What needs no board's times (the fits seeded from `trained`, the
+/// devices' reports) is made between the CPU's chunk and the first wait for a DONE,
+/// where the driver would otherwise wait: made after the last fetch it kept the
+/// column pass's end 2-3 us later (docs/cosched.md).
 pub(crate) fn run<B: BoardPath>(
     shmem: &Shmem,
     n: u64,
@@ -327,7 +330,7 @@ pub(crate) fn run<B: BoardPath>(
             Err(why) => failed.push((board, failover(shmem, cpu, board, chunk.range, why)?)),
         }
     }
-    let mut cpu_spans = Vec::new();
+    let mut cpu_report = DeviceReport::new(Device::Cpu { pe: me });
     let mut own = PerItem::starting_at(trained.cpu_item_s);
     let asked_s = driver.now_s();
     if let Some(chunk) = (round.cpu > 0)
@@ -355,7 +358,7 @@ pub(crate) fn run<B: BoardPath>(
             }
             from = driver.now_s();
         }
-        cpu_spans.push(Span {
+        cpu_report.record(Span {
             start_s,
             end_s: driver.now_s(),
             items: chunk.range.end - chunk.range.start,
@@ -365,37 +368,8 @@ pub(crate) fn run<B: BoardPath>(
             }),
         });
     }
-    flights.sort_by_key(|f| f.run.done_at());
-    for f in flights {
-        complete(&driver, path, f, &mut fetched, &mut failed)?;
-    }
-    // What the round left (a failed board's chunk ran at once): nothing, unless a
-    // rounding left some; on the CPU path.
-    loop {
-        let asked_s = driver.now_s();
-        let Some(chunk) = pool.take_local(n) else {
-            break;
-        };
-        let start_s = driver.now_s();
-        let items = chunk.range.end - chunk.range.start;
-        driver.cpu_call(chunk.range)?;
-        cpu_spans.push(Span {
-            start_s,
-            end_s: driver.now_s(),
-            items,
-            steps: Some(Steps {
-                asked_s,
-                board: None,
-            }),
-        });
-    }
-    let elapsed_s = driver.now_s();
-
-    // The round is over: its report and lines.
-    let mut cpu_report = DeviceReport::new(Device::Cpu { pe: me });
-    for span in cpu_spans {
-        cpu_report.record(span);
-    }
+    // The bookkeeping that needs no board's times, while the kernels run (see the
+    // doc above).
     let mut fits = NodeFits::trained(trained);
     let node = shmem.node();
     let mut boards: Vec<(DeviceReport, f64)> = (0..round.boards.len() as u32)
@@ -410,6 +384,33 @@ pub(crate) fn run<B: BoardPath>(
             )
         })
         .collect();
+    flights.sort_by_key(|f| f.run.done_at());
+    for f in flights {
+        complete(&driver, path, f, &mut fetched, &mut failed)?;
+    }
+    // What the round left (a failed board's chunk ran at once): nothing, unless a
+    // rounding left some; on the CPU path.
+    loop {
+        let asked_s = driver.now_s();
+        let Some(chunk) = pool.take_local(n) else {
+            break;
+        };
+        let start_s = driver.now_s();
+        let items = chunk.range.end - chunk.range.start;
+        driver.cpu_call(chunk.range)?;
+        cpu_report.record(Span {
+            start_s,
+            end_s: driver.now_s(),
+            items,
+            steps: Some(Steps {
+                asked_s,
+                board: None,
+            }),
+        });
+    }
+    let elapsed_s = driver.now_s();
+
+    // The round is over: the rest of its report and its lines.
     for (board, why) in failed {
         boards[board as usize].0.failed = Some(why);
     }
