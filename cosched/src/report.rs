@@ -342,7 +342,9 @@ pub struct DeviceReport {
     /// ([`DeviceReport::failed`] names it), is counted by neither device: the
     /// devices' items then sum to less than the loop's length.
     pub items: u64,
-    /// Seconds it spent running chunks.
+    /// Seconds it spent running chunks: the time its spans cover, a span that
+    /// overlaps the one before it (a chunk queued behind another on its board, which
+    /// starts before the first one's fetch ends) counted from that one's end.
     pub busy_s: f64,
     /// Seconds of the loop it spent not running chunks (from the loop's start until
     /// every PE had finished).
@@ -413,10 +415,17 @@ impl DeviceReport {
         totals
     }
 
+    /// Adds a chunk that ran `span`. A device's chunks are recorded in the order they
+    /// start, so the part of `span` before the last one's end is time already
+    /// counted as busy.
     pub(crate) fn record(&mut self, span: Span) {
         self.chunks += 1;
         self.items += span.items;
-        self.busy_s += span.end_s - span.start_s;
+        let from = self
+            .spans
+            .last()
+            .map_or(span.start_s, |last| span.start_s.max(last.end_s));
+        self.busy_s += (span.end_s - from).max(0.0);
         self.spans.push(span);
     }
 }
@@ -678,6 +687,38 @@ pub fn gather(shmem: &Shmem, report: &Report) -> Result<Option<Vec<DeviceReport>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_span_that_overlaps_the_one_before_counts_as_busy_from_its_end() {
+        let span = |start_us: f64, end_us: f64| Span {
+            start_s: start_us * 1e-6,
+            end_s: end_us * 1e-6,
+            items: 1,
+            steps: None,
+        };
+        let mut board = DeviceReport::new(Device::Board {
+            pe: 0,
+            node: 0,
+            board: 0,
+        });
+        board.record(span(2.0, 22.0));
+        // Queued behind the first: its kernel started at the first's DONE (18 us),
+        // before the first's fetch ended.
+        board.record(span(17.0, 59.0));
+        board.record(span(62.0, 154.0));
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(
+            close(board.busy_s, (20.0 + 37.0 + 92.0) * 1e-6),
+            "{}",
+            board.busy_s
+        );
+        assert_eq!((board.chunks, board.items, board.spans.len()), (3, 3, 3));
+        // Apart, the spans add up.
+        let mut cpu = DeviceReport::new(Device::Cpu { pe: 0 });
+        cpu.record(span(1.0, 4.0));
+        cpu.record(span(4.0, 6.5));
+        assert!(close(cpu.busy_s, 5.5e-6), "{}", cpu.busy_s);
+    }
 
     #[test]
     fn a_stop_reason_written_before_the_estimate_loads_as_measured() {

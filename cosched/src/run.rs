@@ -1354,7 +1354,8 @@ fn complete<B: BoardPath>(ctx: &Ctx<'_>, path: &B, slot: &mut Slot) -> Result<()
         // that was later: its time is taken from its staging as if that had begun
         // right before (what it would have taken started alone), so that the
         // sizer's line and the report's kernel step are the kernel's own. Its span
-        // then overlaps this one's end (this fetch ran while its kernel did).
+        // then overlaps this one's end (this fetch ran while its kernel did), which
+        // the board's busy time counts once (`DeviceReport::record`).
         let staged_end_s = q.start_s + q.staged_s;
         let kernel_from_s = done_s.unwrap_or(fetch_from).max(staged_end_s);
         q.start_s = kernel_from_s - q.staged_s;
