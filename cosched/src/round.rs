@@ -289,7 +289,7 @@ impl Driver<'_> {
 /// column pass.) What needs no board's times (the fits seeded from `trained`, the
 /// devices' reports) is made between the CPU's chunk and the first wait for a DONE,
 /// where the driver would otherwise wait: made after the last fetch it kept the
-/// column pass's end 2-3 us later (docs/cosched.md).
+/// column pass's end 0.5-2.7 us later (medians of 150 jobs, docs/cosched.md).
 pub(crate) fn run<B: BoardPath>(
     shmem: &Shmem,
     n: u64,
