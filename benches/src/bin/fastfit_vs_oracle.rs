@@ -42,10 +42,11 @@
 //!   assumption is the boards' *given* speed (`--board-speedup`); the CBIR defaults 10
 //!   and 40 are 2x off it either way (for the FFT use 5 and 20). The given speed is
 //!   relative to the CPU speed the boards' time was set from (above), which the CPU
-//!   path need not run at: on the 2-core VM the measured ratio (`ratio`) was 11-12
-//!   for CBIR on native and 3.8-4.4 for the FFT (1 and 2 boards), so there the FFT's
-//!   `true` is itself about 2.5x off, and the splits about 2x off the measured ratio
-//!   are the FFT's `true` and 2.5 and CBIR's 5 and 20-25.
+//!   path need not run at: on the 2-core VM (2026-12-07) the measured ratio
+//!   (`ratio`) was 12-13 for CBIR on native (28 with 4 boards) and, for the FFT at
+//!   1024 x 1024 on native, 5.8-6.0 with 1 board and 9-12 with 2 and 4, so the
+//!   splits about 2x off the measured ratio are 5 and 20 (with 1 FFT board, 3 and
+//!   12).
 //! - `static/split`: the static split with the assumed ratio over the best split,
 //!   run by run: what that assumption costs in this configuration. Where it is about
 //!   1, the assumed split is as good as the best (the splits' times are flat around
