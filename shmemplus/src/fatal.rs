@@ -21,12 +21,9 @@ pub(crate) const FATAL_EXIT_CODE: i32 = 70;
 /// other threads, and nothing here takes a lock that a waiting thread of this PE could
 /// hold.
 pub(crate) fn end_job(pe: usize, what: &str) -> ! {
-    // Not `eprintln!`: it panics when stderr is closed, and this must reach the exit.
-    use std::io::Write;
-    let _ = writeln!(
-        std::io::stderr(),
-        "shmemplus: PE {pe}: {what}; ending the job"
-    );
+    // Not `eprintln!`: it panics when stderr is closed, and this must reach the exit;
+    // and one write, so that it does not interleave with other PEs' lines.
+    crate::stderr_line(format_args!("shmemplus: PE {pe}: {what}; ending the job"));
     // Under mpirun the MPI job ends with it (mpirun names the rank, which is the PE).
     if let Some(abort) = JOB_ABORT.get() {
         abort(FATAL_EXIT_CODE);

@@ -51,6 +51,7 @@ mod wake;
 
 pub use atomic::{AtomicInt, Cmp, SignalOp};
 pub use config::{Conduit, Config, PacketPolicy, TuneMode};
+pub use diag::stderr_line;
 pub use emulate::RmaOp;
 pub use error::{Error, Result};
 pub use fpga_mock;

@@ -163,7 +163,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("cbir: {e:#}");
+            shmemplus::stderr_line(format_args!("cbir: {e:#}"));
             ExitCode::FAILURE
         }
     }
@@ -1007,12 +1007,12 @@ impl CbirBoards<'_> {
             });
             if let Err(why) = fetched {
                 let node = self.shmem.node();
-                eprintln!(
+                shmemplus::stderr_line(format_args!(
                     "cbir: node {node} board {board}: its records could not be fetched \
                      ({why}); recomputing its {} images on PE {}",
                     kept.len,
                     self.shmem.my_pe()
-                );
+                ));
                 recompute(&mut kept, cpu).map_err(|e| {
                     format!(
                         "node {node} board {board}: its records could not be fetched \

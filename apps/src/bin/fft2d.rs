@@ -251,7 +251,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("fft2d: {e:#}");
+            shmemplus::stderr_line(format_args!("fft2d: {e:#}"));
             ExitCode::FAILURE
         }
     }

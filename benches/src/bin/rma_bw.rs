@@ -61,10 +61,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut dst = vec![0u8; max];
     let mut bad = false;
     if shmem.my_pe() == 0 {
-        eprintln!(
+        shmemplus::stderr_line(format_args!(
             "# rma_bw: reps={reps} iters={iters} sizes {min}..{max}; private buffers at page+{}",
             src.as_ptr() as usize & 4095
-        );
+        ));
     }
     shmem.barrier_all()?;
     if shmem.my_pe() == 0 {

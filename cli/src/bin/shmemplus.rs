@@ -120,7 +120,7 @@ fn main() -> ExitCode {
         // Bad model input is a usage error: exit code 2, like clap's own errors.
         Command::Model(a) => match shmemplus_cli::model_cli::run(a) {
             Err(e) => {
-                eprintln!("shmemplus: {e}");
+                shmemplus::stderr_line(format_args!("shmemplus: {e}"));
                 return ExitCode::from(2);
             }
             ok => ok,
@@ -129,7 +129,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("shmemplus: {e}");
+            shmemplus::stderr_line(format_args!("shmemplus: {e}"));
             ExitCode::FAILURE
         }
     }

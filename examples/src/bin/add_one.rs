@@ -12,7 +12,7 @@ use shmemplus::{Error, Place};
 
 fn main() {
     if let Err(e) = run() {
-        eprintln!("add-one: {e}");
+        shmemplus::stderr_line(format_args!("add-one: {e}"));
         std::process::exit(1);
     }
 }

@@ -9,7 +9,7 @@ use shmemplus::Place;
 
 fn main() {
     if let Err(e) = run() {
-        eprintln!("hello: {e}");
+        shmemplus::stderr_line(format_args!("hello: {e}"));
         std::process::exit(1);
     }
 }

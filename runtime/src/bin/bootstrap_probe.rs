@@ -140,7 +140,7 @@ fn main() -> ExitCode {
     match run(&mode) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("shmemplus-bootstrap-probe: {e}");
+            shmemplus::stderr_line(format_args!("shmemplus-bootstrap-probe: {e}"));
             ExitCode::FAILURE
         }
     }

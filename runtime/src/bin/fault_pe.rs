@@ -6,6 +6,9 @@
 //! prints `ready <pid> <job id>` on stdout. Then, by mode:
 //!
 //! - `hello`: finalizes and exits 0.
+//! - `complain`: every PE writes `fault-pe: PE P of N: complaining on purpose, as
+//!   every PE does at once` on stderr (a line formatted from several pieces), all
+//!   right after the same barrier; then a barrier, and exit 0.
 //! - `panic P`: PE `P` panics with `fault-pe: PE P panics on purpose`; the others wait
 //!   in a barrier until the launcher ends them.
 //! - `barrier-loop`: every PE runs barriers until something ends it (for a test that
@@ -23,19 +26,19 @@ fn main() {
     let target = args.get(1).and_then(|p| p.parse::<u32>().ok());
     let code = args.get(2).and_then(|c| c.parse::<i32>().ok());
     let known = match mode {
-        "hello" | "barrier-loop" => true,
+        "hello" | "complain" | "barrier-loop" => true,
         "panic" => target.is_some(),
         "global-exit" => target.is_some() && code.is_some(),
         _ => false,
     };
     if !known {
-        eprintln!(
-            "usage: shmemplus-fault-pe hello | panic PE | barrier-loop | global-exit PE CODE"
+        shmemplus::stderr_line(
+            "usage: shmemplus-fault-pe hello | complain | panic PE | barrier-loop | global-exit PE CODE",
         );
         std::process::exit(2);
     }
     if let Err(e) = run(mode, target, code.unwrap_or(0)) {
-        eprintln!("fault-pe: {e}");
+        shmemplus::stderr_line(format_args!("fault-pe: {e}"));
         std::process::exit(1);
     }
 }
@@ -47,6 +50,14 @@ fn run(mode: &str, target: Option<u32>, code: i32) -> shmemplus::Result<()> {
     let job = std::env::var(shmemplus::launch::ENV_JOB_ID).unwrap_or_default();
     println!("ready {} {job}", std::process::id());
     match mode {
+        "complain" => {
+            let n = shmem.n_pes();
+            shmemplus::stderr_line(format_args!(
+                "fault-pe: PE {me} of {n}: complaining on purpose, {} every PE does at once",
+                "as"
+            ));
+            shmem.barrier_all()?;
+        }
         "panic" => {
             if Some(me) == target {
                 panic!("fault-pe: PE {me} panics on purpose");

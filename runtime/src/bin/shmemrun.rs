@@ -110,7 +110,7 @@ fn main() -> ExitCode {
     let code = match run(cli) {
         Ok(code) => code,
         Err(Fault { code, line }) => {
-            eprintln!("shmemrun: {line}");
+            shmemplus::stderr_line(format_args!("shmemrun: {line}"));
             code
         }
     };
@@ -228,12 +228,12 @@ fn merge_trace(path: &std::path::Path, n_pes: u32) {
     let shown = path.display();
     match shmemplus::trace::merge_fragments(path, n_pes) {
         Ok(m) if m.missing.is_empty() => {
-            eprintln!("shmemrun: trace written to {shown} ({} events)", m.events)
+            shmemplus::stderr_line(format_args!("shmemrun: trace written to {shown} ({} events)", m.events))
         }
-        Ok(m) => eprintln!(
+        Ok(m) => shmemplus::stderr_line(format_args!(
             "shmemrun: the trace {shown} is partial: no events from PEs {:?} ({} events from the others)",
             m.missing, m.events
-        ),
-        Err(e) => eprintln!("shmemrun: cannot write the trace {shown}: {e}"),
+        )),
+        Err(e) => shmemplus::stderr_line(format_args!("shmemrun: cannot write the trace {shown}: {e}")),
     }
 }
