@@ -92,6 +92,17 @@ pub struct Options {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub cpu_item_estimate_s: Option<f64>,
+    /// On the virtual clock's one driver thread, whether every board of a node that
+    /// would wait for the node's model while two of them take its training samples
+    /// takes a large sample too (default false). For a board path whose chunks cost
+    /// the thread little beside their kernels: the 2D FFT's rows on native, whose
+    /// kernels are latency-bound, so that the waiting boards idled through a round
+    /// as long as the static split's whole pass. Not where the stagings are dear:
+    /// CBIR on native, whose stagings cost the thread about 5 us an image, took
+    /// 0.88x the best split with it at 4 boards per node, 0.77x without. Where the
+    /// communication model prices transfers that hold the thread (a blocking DMA),
+    /// the boards wait all the same.
+    pub every_board_samples: bool,
 }
 
 /// How many times the application's estimate of an iteration
@@ -143,6 +154,7 @@ impl Default for Options {
             board_bytes: None,
             trained: None,
             cpu_item_estimate_s: None,
+            every_board_samples: false,
         }
     }
 }

@@ -271,7 +271,8 @@ pub(crate) fn prepare_adaptive(
             .with_transfers(transfers.get(board as usize).copied().flatten())
             .with_node_boards(u64::from(my_boards))
             .with_cpu_first(cpu_first)
-            .with_cpu_estimate(options.cpu_item_estimate_s);
+            .with_cpu_estimate(options.cpu_item_estimate_s)
+            .with_every_board_samples(options.every_board_samples);
             let stopped = stopped_before_the_loop(n, device, &sizer);
             Slot {
                 retired: stopped.is_some(),

@@ -155,6 +155,9 @@ pub(crate) struct BoardSizer {
     sample_asked: Cell<Option<bool>>,
     /// Whether one thread drives this node's boards (and its CPU).
     one_thread: bool,
+    /// Whether every idle board of the node takes a training sample rather than wait
+    /// for the model (`Options::every_board_samples`).
+    every_board_samples: bool,
     /// Whether its last `want` said to wait for the node's model.
     waiting: Cell<bool>,
     /// The one-thread driver's view of the node's boards at this take.
@@ -238,6 +241,7 @@ impl BoardSizer {
             queued: false,
             sample_asked: Cell::new(None),
             one_thread,
+            every_board_samples: false,
             waiting: Cell::new(false),
             node_now: None,
             cpu_typical_s: None,
@@ -247,6 +251,14 @@ impl BoardSizer {
             n,
             cpu_estimate_s: None,
         }
+    }
+
+    /// Makes every idle board of the node take a training sample rather than wait
+    /// for the model, where no priced transfer holds the one driver thread
+    /// (`Options::every_board_samples`).
+    pub(crate) fn with_every_board_samples(mut self, every: bool) -> Self {
+        self.every_board_samples = every;
+        self
     }
 
     /// Gives the sizer the application's estimate of the CPU path's seconds per
@@ -435,13 +447,20 @@ impl BoardSizer {
                 // every idle board takes a small sample too: a chunk costs the thread
                 // little, the board would idle through the first sample's DMA
                 // latency otherwise (novo-g: 3.5 ms), and samples of one size
-                // average into the line's small point.
+                // average into the line's small point. And where the application
+                // says its chunks cost the thread little (`every_board_samples`)
+                // and no priced transfer holds it, every idle board takes a large
+                // sample where the line needs one (see `Options`).
                 let sample_too =
                     !large_needed && self.transfers.is_some_and(|t| !t.hold_the_thread());
+                let large_too = large_needed
+                    && self.every_board_samples
+                    && !self.transfers.is_some_and(|t| t.hold_the_thread());
                 match sampling {
                     [0, _] => true,
                     [_, 0] if large_needed => false,
                     _ if sample_too => true,
+                    _ if large_too => false,
                     _ => {
                         self.waiting.set(true);
                         return None;
@@ -1971,6 +1990,51 @@ mod tests {
         // The model exists: every board takes its share.
         assert_eq!(b2.want(0.0, None, 0), Some(3800));
         assert!(!b2.waiting());
+    }
+
+    #[test]
+    fn with_every_board_sampling_the_idle_boards_take_large_samples_unless_a_transfer_holds_the_thread(
+    ) {
+        let training = SharedTraining::default();
+        let new =
+            |b| one_driver(b, 4, (100, 400), 1_000_000, &training).with_every_board_samples(true);
+        let (mut b0, mut b1, mut b2, mut b3) = (new(0), new(1), new(2), new(3));
+        assert_eq!(b3.want(0.0, None, 0), Some(100));
+        b3.took(999_900);
+        assert_eq!(b0.want(0.0, None, 0), Some(400));
+        b0.took(999_500);
+        // Board 1 takes a large sample too rather than idle through the training.
+        assert_eq!(b1.want(0.0, None, 0), Some(400));
+        assert!(!b1.waiting() && !b1.stopped());
+        b1.took(999_100);
+        // The small sample failed on board 3: board 2 takes it instead, and board
+        // 3 a large one.
+        b3.abandoned();
+        assert_eq!(b2.want(0.0, None, 0), Some(100));
+        b2.took(999_000);
+        assert_eq!(b3.want(0.0, None, 0), Some(400));
+        b3.took(998_600);
+        b2.done(100, seconds(100));
+        for b in [&mut b0, &mut b1, &mut b3] {
+            b.done(400, seconds(400));
+        }
+        assert!(![&b0, &b1, &b2, &b3].iter().any(|b| b.in_sample()));
+        // The model exists: FastFit's chunk (less than a share).
+        assert_eq!(b2.want(0.0, None, 0), Some(3800));
+        // Where the model prices transfers that hold the thread (a blocking DMA),
+        // the other boards wait for the model all the same.
+        let training = SharedTraining::default();
+        let blocking = priced((2000, 4e-3), (1e-3, 4e-3));
+        let held = |b| {
+            one_driver(b, 4, (100, 400), 1_000_000, &training)
+                .with_every_board_samples(true)
+                .with_transfers(Some(blocking))
+        };
+        let (mut h0, h1) = (held(0), held(1));
+        assert_eq!(h0.want(0.0, None, 0), Some(100));
+        h0.took(999_900);
+        assert_eq!(h1.want(0.0, None, 0), None);
+        assert!(h1.waiting() && !h1.stopped());
     }
 
     #[test]

@@ -302,20 +302,30 @@ fn fastfit_rows(
             from_board: (n * size_of::<Complex32>()) as u64,
             inputs_in_background: false,
         }),
-        // Training chunks of a sixteenth and a quarter of a board's even share of
-        // the PE's rows: FastFit's default (a 64th of the loop per worker) is one
-        // and four rows here, whose times differ by less than the noise of the
-        // kernel's 12 us latency, and the line through them sized the boards'
-        // chunks wrongly. Of the PE's rows rather than the share, the large sample
-        // was a whole share with 4 boards (64 of 256 rows, as long as the static
-        // split's whole pass) while the node's other boards waited for the model:
-        // FastFit's passes took 2.1-2.2x the best split's, 1.6-1.8x with these
-        // (native, 4 boards per node; 1.5-1.6x -> 1.3-1.4x with 2).
+        // Training chunks of a sixteenth of a board's even share of the PE's rows
+        // and, for a lone board, a quarter of it: FastFit's default (a 64th of the
+        // loop per worker) is one and four rows here, whose times differ by less
+        // than the noise of the kernel's 12 us latency, and the line through them
+        // sized the boards' chunks wrongly. With several boards, the large sample
+        // is a whole share: the node's boards other than the small sample's each
+        // take one at once (the transfers leave the driver's thread free), so the
+        // training round does most of the pass and the small sample's board takes
+        // the rest. With a quarter share, which all but two boards waited out for
+        // the model, the cold passes took 1.36x and 1.47x the best split's with 2
+        // and 4 boards; with a whole share that all take, 1.31x and 1.34x (native,
+        // 1024 x 1024, 30 jobs each alternating; at 2048 x 2048 1.11x and 1.22x ->
+        // 1.08x and 1.14x, 11 jobs, 2026-12-08). A lone board's large sample is
+        // queued behind its small one and the CPU runs beside them, so there it
+        // stays a quarter.
         samples: Some({
             let per = r as u64 / on_boards.len().max(1) as u64;
             let small = (per / 16).max(1);
-            (small, (per / 4).max(small + 1))
+            let large = if on_boards.len() > 1 { per } else { per / 4 };
+            (small, large.max(small + 1))
         }),
+        // A chunk's staging is one put of its rows (about 1 us of the thread on
+        // native): every board takes a sample.
+        every_board_samples: true,
         trained,
         // With it, the CPU runs beside a lone board's large training sample (64 rows,
         // 42 us on native) instead of waiting for it, and is measured before the
