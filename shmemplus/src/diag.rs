@@ -32,7 +32,7 @@ pub(crate) fn warn(pe: impl Display, msg: impl Display) {
     if tracing::dispatcher::has_been_set() {
         tracing::warn!(pe = %pe, "{msg}");
     } else {
-        plain(&line(&pe, "warning", &msg));
+        stderr_line(line(&pe, "warning", &msg));
     }
 }
 
@@ -41,7 +41,7 @@ pub(crate) fn debug(pe: impl Display, msg: impl Display) {
     if tracing::dispatcher::has_been_set() {
         tracing::debug!(pe = %pe, "{msg}");
     } else if DEBUG.load(Ordering::Relaxed) {
-        plain(&line(&pe, "debug", &msg));
+        stderr_line(line(&pe, "debug", &msg));
     }
 }
 
@@ -50,17 +50,11 @@ fn line(pe: &dyn Display, level: &str, msg: &dyn Display) -> String {
     format!("shmemplus: PE {pe}: {level}: {msg}")
 }
 
-/// Writes `line` to stderr. Not `eprintln!`: it panics when stderr is closed, and a
-/// diagnostic must never end the program.
-fn plain(line: &str) {
-    stderr_line(line);
-}
-
 /// Writes `line` and a newline to stderr in one `write`, so that it does not
 /// interleave mid-line with the lines of the job's other PEs, which share the
 /// launcher's stderr (a pipe or terminal takes a write of up to 4096 bytes whole;
-/// a longer line may still be split). Never panics: a closed stderr loses the line,
-/// as a diagnostic must never end the program.
+/// a longer line may still be split). Never panics, unlike `eprintln!`: a closed
+/// stderr loses the line, as a diagnostic must never end the program.
 ///
 /// ```
 /// shmemplus::stderr_line(format_args!("my_program: {}: {}", "--size", "must be at least 1"));

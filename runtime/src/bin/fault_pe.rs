@@ -52,6 +52,9 @@ fn run(mode: &str, target: Option<u32>, code: i32) -> shmemplus::Result<()> {
     match mode {
         "complain" => {
             let n = shmem.n_pes();
+            // Five pieces (three literals between two numbers, then "as"): written
+            // a piece at a time, the test of whole lines catches it in nearly every
+            // job of 8 PEs (three pieces: in about two thirds of its runs).
             shmemplus::stderr_line(format_args!(
                 "fault-pe: PE {me} of {n}: complaining on purpose, {} every PE does at once",
                 "as"
